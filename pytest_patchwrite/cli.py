@@ -1,0 +1,107 @@
+"""The `patchwrite` console script. Exit codes: 0 pass, 1 checks failed, 2 usage or input error."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .edit import DEFAULT_MAX_SPAN, number_lines
+from .model import Gate
+from .transaction import InputError, read_text, try_patch
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _read_edit(source: str) -> str:
+    if source == "-":
+        text = sys.stdin.read()
+        name = "<stdin>"
+    else:
+        text = read_text(Path(source))
+        name = source
+    if not text.strip():
+        raise InputError(name, "the edit is empty; expected an `EDIT N M` block or a `DELETE N M` line")
+    return text
+
+
+def _gates(args: argparse.Namespace, path: Path) -> list[Gate]:
+    from .gates import default_gates
+
+    return default_gates(
+        path,
+        compile_gate=not args.no_compile_gate,
+        evidence_gate=not args.no_evidence_gate,
+        engine=args.engine,
+        timeout=args.timeout,
+    )
+
+
+def cmd_number(args: argparse.Namespace) -> int:
+    """Print the numbered view of FILE."""
+    sys.stdout.write(number_lines(read_text(Path(args.file))))
+    return EXIT_OK
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    """Apply one edit to FILE behind the gates."""
+    path = Path(args.file)
+    read_text(path)
+    edit_text = _read_edit(args.edit)
+    result = try_patch(path, edit_text, _gates(args, path), max_span=args.max_span)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    elif result.accepted:
+        lo, hi = result.span or (0, 0)
+        print(f"{path}: accepted {result.edit.verb if result.edit else 'EDIT'} {lo} {hi} ({result.seconds:.2f} s)")
+    else:
+        print(f"{path}: rejected at {result.stage} ({result.reason})")
+        for violation in result.violations:
+            print(violation.format(Path.cwd()) if violation.line else f"{path}: {violation.kind}: {violation.message}")
+    return EXIT_OK if result.accepted else EXIT_FAILED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of every subcommand."""
+    parser = _Parser(prog="patchwrite", description="Bounded, gated edits of LaTeX manuscripts.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    number = sub.add_parser("number", help="print FILE numbered as a proposer sees it")
+    number.add_argument("file")
+    number.set_defaults(func=cmd_number)
+
+    apply = sub.add_parser("apply", help="apply one EDIT/DELETE to FILE if every gate passes")
+    apply.add_argument("file")
+    apply.add_argument("edit", nargs="?", default="-", help="file holding the edit, or - for stdin (default)")
+    apply.add_argument("--max-span", type=int, default=DEFAULT_MAX_SPAN)
+    apply.add_argument("--no-compile-gate", action="store_true")
+    apply.add_argument("--no-evidence-gate", action="store_true")
+    apply.add_argument("--engine", choices=("pdflatex", "xelatex", "lualatex"), default=None)
+    apply.add_argument("--timeout", type=float, default=None)
+    apply.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    apply.set_defaults(func=cmd_apply)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return its exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except InputError as exc:
+        print(f"patchwrite: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,20 @@
+"""The gates a candidate must pass, and the default set for a manuscript."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..model import Gate
+
+
+def default_gates(
+    path: Path,
+    *,
+    compile_gate: bool = True,
+    evidence_gate: bool = True,
+    engine: str | None = None,
+    timeout: float | None = None,
+) -> list[Gate]:
+    """Return the enabled gates for the manuscript at `path`, compile first."""
+    gates: list[Gate] = []
+    return gates

@@ -1,0 +1,72 @@
+"""The shapes every gate speaks: violations, gate results and the gate protocol."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One located problem: `file:line: kind token message`."""
+
+    kind: str
+    file: str
+    line: int
+    token: str
+    message: str
+
+    def format(self, root: Path | None = None) -> str:
+        """Return the violation as an editor-clickable `relpath:line: kind token message` line."""
+        file = self.file
+        if root is not None and file:
+            try:
+                file = os.path.relpath(file, root)
+            except ValueError:
+                pass
+        head = f"{file}:{self.line}: " if file else ""
+        token = f" {self.token}" if self.token else ""
+        return f"{head}{self.kind}{token} {self.message}".rstrip()
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the violation as the JSON object of DESIGN 4.5."""
+        return asdict(self)
+
+
+@dataclass
+class GateResult:
+    """A gate's verdict on one candidate."""
+
+    ok: bool
+    violations: list[Violation] = field(default_factory=list)
+    gate: str = ""
+    seconds: float = 0.0
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return `{"ok": ..., "violations": [...]}` plus the gate's details."""
+        out: dict[str, Any] = {"ok": self.ok, "violations": [v.to_json() for v in self.violations]}
+        out.update(self.details)
+        return out
+
+
+@dataclass(frozen=True)
+class PatchContext:
+    """What a gate may know about a candidate besides its text."""
+
+    path: Path
+    head: str
+    files: dict[Path, str] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Gate(Protocol):
+    """A check on a candidate text; `stage` names it in a PatchResult."""
+
+    stage: str
+
+    def check(self, text: str, context: PatchContext) -> GateResult:
+        """Return the verdict on `text` as the new content of `context.path`."""
+        ...

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install what pytest-patchwrite and its tests need on a Debian machine:
+# TeX Live from the system packages (only those missing), then the package
+# itself with its test dependencies. Idempotent; quiet unless something fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TEX_PACKAGES=(
+  texlive-latex-base texlive-latex-recommended latexmk  # pdflatex, bibtex, natbib
+  texlive-xetex texlive-lang-chinese                    # xelatex and ctexart
+  texlive-bibtex-extra biber                            # biblatex documents
+)
+
+missing=()
+for pkg in "${TEX_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PYTHON="${PYTHON:-python3}"
+echo "setup: installing pytest-patchwrite with its test dependencies"
+"$PYTHON" -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v -E "^WARNING: (Running pip as|Location)" || true
+"$PYTHON" -c "import pytest_patchwrite, bibtexparser, xdist" \
+  || { echo "setup: the Python install failed" >&2; exit 1; }

@@ -1,0 +1,90 @@
+"""The `patchwrite` console script: exit codes, JSON and one-line input errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAD = "\\documentclass{article}\n\\begin{document}\nHello.\n\\end{document}\n"
+
+
+def run(*args: str, stdin: str = "", cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "pytest_patchwrite.cli", *args]
+    return subprocess.run(cmd, input=stdin, capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+@pytest.fixture
+def doc(tmp_path: Path) -> Path:
+    path = tmp_path / "doc.tex"
+    path.write_text(HEAD)
+    return path
+
+
+def test_number(doc: Path) -> None:
+    proc = run("number", str(doc))
+    assert proc.returncode == 0
+    assert proc.stdout.splitlines()[2] == "3 | Hello."
+
+
+def test_apply_accepts_from_stdin_and_file(doc: Path, tmp_path: Path) -> None:
+    proc = run("apply", str(doc), "-", "--json", "--no-compile-gate", stdin="```EDIT 3 3\nHi.\n```\n")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {
+        "accepted": True,
+        "stage": None,
+        "reason": None,
+        "span": [3, 3],
+        "violations": [],
+    }
+    assert doc.read_text() == HEAD.replace("Hello.", "Hi.")
+    edit = tmp_path / "edit.txt"
+    edit.write_text("DELETE 3 3\n")
+    proc = run("apply", str(doc), str(edit), "--no-compile-gate")
+    assert proc.returncode == 0 and "accepted DELETE 3 3" in proc.stdout
+    assert "Hi." not in doc.read_text()
+
+
+def test_apply_rejection_exit_1_and_json(doc: Path) -> None:
+    proc = run("apply", str(doc), "--json", stdin="```EDIT 2 9\nx\n```\n")
+    assert proc.returncode == 1
+    out = json.loads(proc.stdout)
+    assert (out["accepted"], out["stage"], out["reason"], out["span"]) == (False, "parse", "past_eof", None)
+    assert out["violations"][0]["kind"] == "past_eof"
+    assert set(out["violations"][0]) == {"kind", "file", "line", "token", "message"}
+    assert doc.read_text() == HEAD
+
+
+@pytest.mark.parametrize(
+    ("setup", "problem"),
+    [
+        ("missing", "no such file"),
+        ("directory", "is a directory"),
+        ("latin1", "not valid UTF-8"),
+        ("empty-edit", "the edit is empty"),
+    ],
+)
+def test_input_errors_exit_2_with_one_line(tmp_path: Path, doc: Path, setup: str, problem: str) -> None:
+    target, stdin = str(doc), "EDIT 1 1\nx\n"
+    if setup == "missing":
+        target = str(tmp_path / "nope.tex")
+    elif setup == "directory":
+        target = str(tmp_path)
+    elif setup == "latin1":
+        doc.write_bytes(b"caf\xe9\n")
+    else:
+        stdin = "  \n"
+    proc = run("apply", target, stdin=stdin)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and problem in lines[0]
+    assert (target.split("/")[-1] in lines[0]) or setup == "empty-edit"
+
+
+def test_usage_error_exit_2() -> None:
+    proc = run("frobnicate")
+    assert proc.returncode == 2
+    assert "invalid choice" in proc.stderr

@@ -1,0 +1,173 @@
+"""The EDIT grammar: every reason code, byte-exact application, and properties."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_patchwrite.edit import Edit, EditError, apply_edit, count_lines, number_lines, parse_edit, split_lines
+
+TEN = "".join(f"line {i}\n" for i in range(1, 11))
+
+
+@pytest.mark.parametrize(
+    ("edit_text", "reason"),
+    [
+        ("I think line 3 is wrong.", "no_edit"),
+        ("", "no_edit"),
+        ("EDIT: fixed it", "no_edit"),
+        ("```EDIT 1 1\na\n```\n```EDIT 2 2\nb\n```", "multiple_edits"),
+        ("EDIT 1 1\na\nDELETE 2 2", "multiple_edits"),
+        ("```EDIT a b\nx\n```", "bad_range"),
+        ("```EDIT 1.5 2\nx\n```", "bad_range"),
+        ("```EDIT 3\nx\n```", "bad_range"),
+        ("```EDIT 1 2 3\nx\n```", "bad_range"),
+        ("```EDIT 0 0\nx\n```", "bad_range"),
+        ("```EDIT -2 3\nx\n```", "bad_range"),
+        ("```EDIT 5 4\nx\n```", "bad_range"),
+        ("```EDIT 10 11\nx\n```", "past_eof"),
+        ("DELETE 11 11", "past_eof"),
+        ("```EDIT 1 99999999999999999999\nx\n```", "past_eof"),
+        ("```EDIT 1 10\nx\n```", None),
+        ("```EDIT 1 10\n\n```", "empty_replacement"),
+        ("```EDIT 4 4\n```", "empty_replacement"),
+        ("EDIT 4 4\n   \n\n", "empty_replacement"),
+        ("```EDIT 4 4\nnew text\n", "unclosed_fence"),
+        ("```DELETE 2 3\nnot empty\n```", "bad_range"),
+    ],
+)
+def test_reason_codes(edit_text: str, reason: str | None) -> None:
+    if reason is None:
+        assert parse_edit(edit_text, 10).span == 10
+        return
+    with pytest.raises(EditError) as info:
+        parse_edit(edit_text, 10)
+    assert info.value.reason == reason
+
+
+def test_span_too_long_respects_max_span() -> None:
+    many = "".join(f"l{i}\n" for i in range(100))
+    with pytest.raises(EditError) as info:
+        parse_edit("```EDIT 1 41\nx\n```", count_lines(many))
+    assert info.value.reason == "span_too_long"
+    assert "at most 40" in info.value.message
+    assert parse_edit("```EDIT 1 41\nx\n```", 100, max_span=41).span == 41
+    with pytest.raises(EditError) as info:
+        parse_edit("DELETE 1 3", 100, max_span=2)
+    assert info.value.reason == "span_too_long"
+
+
+def test_empty_replacement_points_to_delete() -> None:
+    with pytest.raises(EditError) as info:
+        parse_edit("```EDIT 3 4\n```", 10)
+    assert "DELETE 3 4" in info.value.message
+
+
+def test_forms_and_commentary() -> None:
+    fenced = parse_edit("Here is my fix:\n```EDIT 2 3\nA\n  B\n```\nThat should do.", 10)
+    assert fenced == Edit(2, 3, ("A", "  B"))
+    bare = parse_edit("EDIT 2 2\nA\nB\n\n", 10)
+    assert bare == Edit(2, 2, ("A", "B"))
+    split_fence = parse_edit("```latex\nEDIT 4 4\nX\n```\nbye", 10)
+    assert split_fence == Edit(4, 4, ("X",))
+    crlf = parse_edit("```EDIT 1 1\r\nA\r\n```\r\n", 10)
+    assert crlf.body == ("A",)
+    assert parse_edit("DELETE 3 5", 10) == Edit(3, 5, (), "DELETE")
+    assert parse_edit("```DELETE 3 5```", 10) == Edit(3, 5, (), "DELETE")
+    assert parse_edit("```\nDELETE 3 5\n```", 10) == Edit(3, 5, (), "DELETE")
+
+
+def test_apply_replaces_only_interval() -> None:
+    out = apply_edit(TEN, Edit(3, 4, ("three", "four", "four and a half")))
+    assert out.splitlines()[1:6] == ["line 2", "three", "four", "four and a half", "line 5"]
+    assert count_lines(out) == 11
+
+
+def test_apply_keeps_crlf_and_missing_final_newline() -> None:
+    text = "a\r\nb\r\nc"
+    assert apply_edit(text, Edit(3, 3, ("C", "D"))) == "a\r\nb\r\nC\r\nD"
+    assert apply_edit(text, Edit(1, 1, ("A",))) == "A\r\nb\r\nc"
+    assert apply_edit(text, Edit(2, 3, (), "DELETE")) == "a"
+    assert apply_edit("a\nb\n", Edit(2, 2, (), "DELETE")) == "a\n"
+    assert apply_edit("only", Edit(1, 1, (), "DELETE")) == ""
+
+
+def test_apply_rejects_ranges_past_the_text() -> None:
+    with pytest.raises(EditError) as info:
+        apply_edit("a\n", Edit(1, 2, ("x",)))
+    assert info.value.reason == "past_eof"
+
+
+def test_number_lines() -> None:
+    text = "".join(f"x{i}\n" for i in range(1, 12))
+    view = number_lines(text).splitlines()
+    assert view[0] == " 1 | x1"
+    assert view[10] == "11 | x11"
+    assert number_lines("a\r\nb") == "1 | a\n2 | b\n"
+    assert number_lines("") == ""
+
+
+# -- properties ---------------------------------------------------------------
+
+# a last line that is empty and unterminated is no line at all, so generated lines are never empty
+_line = st.text(
+    alphabet=st.characters(blacklist_characters="\n\r", blacklist_categories=("Cs",)), min_size=1, max_size=12
+)
+
+
+@st.composite
+def texts_and_edits(draw: st.DrawFn) -> tuple[str, Edit]:
+    lines = draw(st.lists(_line, min_size=1, max_size=30))
+    eol = draw(st.sampled_from(["\n", "\r\n"]))
+    final = draw(st.booleans())
+    text = eol.join(lines) + (eol if final else "")
+    n = count_lines(text)
+    if n == 0:
+        text, n = "x" + eol, 1
+    start = draw(st.integers(1, n))
+    end = draw(st.integers(start, min(n, start + 39)))
+    body = tuple(draw(st.lists(_line, min_size=1, max_size=5)))
+    return text, Edit(start, end, body)
+
+
+@given(texts_and_edits())
+def test_property_apply_touches_only_the_interval(case: tuple[str, Edit]) -> None:
+    text, edit = case
+    before = split_lines(text)
+    after = split_lines(apply_edit(text, edit))
+    assert after[: edit.start - 1] == before[: edit.start - 1]
+    tail = len(before) - edit.end
+    assert after[len(after) - tail :] == before[edit.end :] if tail else True
+    assert len(after) == len(before) - edit.span + len(edit.body)
+    # the file's final newline (or its absence) survives
+    assert after[-1].endswith("\n") == before[-1].endswith("\n")
+
+
+@given(texts_and_edits())
+def test_property_delete_then_reinsert_round_trips(case: tuple[str, Edit]) -> None:
+    text, edit = case
+    lines = split_lines(text)
+    old = tuple(line.rstrip("\n").rstrip("\r") for line in lines[edit.start - 1 : edit.end])
+    deleted = apply_edit(text, Edit(edit.start, edit.end, (), "DELETE"))
+    if "\r\n" in text and "\n" not in deleted:
+        return  # one unterminated line left: no line ending remains to say the file was CRLF
+    if edit.start > 1:
+        anchor = lines[edit.start - 2].rstrip("\n").rstrip("\r")
+        restored = apply_edit(deleted, Edit(edit.start - 1, edit.start - 1, (anchor, *old)))
+    elif edit.end < len(lines):
+        anchor = lines[edit.end].rstrip("\n").rstrip("\r")
+        restored = apply_edit(deleted, Edit(1, 1, (*old, anchor)))
+    else:
+        return  # the whole file was deleted: nothing left to anchor a re-insert on
+    assert restored.encode() == text.encode()
+
+
+@given(texts_and_edits())
+def test_property_rendered_edit_parses_back(case: tuple[str, Edit]) -> None:
+    text, edit = case
+    if not any(b.strip() for b in edit.body) or any(
+        b.lstrip().startswith(("```", "EDIT ", "DELETE ")) for b in edit.body
+    ):
+        return
+    assert parse_edit(edit.render(), count_lines(text)) == edit
