@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .edit import DEFAULT_MAX_SPAN, number_lines
+from .gates.compile import EngineMissing
 from .model import Gate
 from .transaction import InputError, read_text, try_patch
 
@@ -68,6 +69,36 @@ def cmd_apply(args: argparse.Namespace) -> int:
     return EXIT_OK if result.accepted else EXIT_FAILED
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    """Run every gate on each root manuscript."""
+    from .check import CheckOptions, check_manuscript
+    from .manuscript import is_root
+
+    options = CheckOptions(engine=args.engine, timeout=args.timeout or 60.0, use_cache=not args.no_cache)
+    out, failed = [], False
+    for name in args.files:
+        path = Path(name)
+        text = read_text(path)
+        if not is_root(text):
+            raise InputError(path, "not a root manuscript (no \\documentclass before \\begin{document})")
+        results = check_manuscript(path, options)
+        failed |= not all(r.ok for r in results.values())
+        out.append({"path": str(path), "gates": {k: r.to_json() for k, r in results.items()}})
+        if not args.json:
+            for gate, result in results.items():
+                status = "ok" if result.ok else "FAILED"
+                extra = ""
+                if gate == "compile":
+                    cached = ", cached" if result.details.get("cached") else ""
+                    extra = f" ({result.details['engine']}, {result.details['seconds']:.2f} s{cached})"
+                print(f"{path}::{gate} {status}{extra}")
+                for violation in result.violations:
+                    print(f"  {violation.format(Path.cwd())}")
+    if args.json:
+        print(json.dumps({"manuscripts": out}, indent=2))
+    return EXIT_FAILED if failed else EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of every subcommand."""
     parser = _Parser(prog="patchwrite", description="Bounded, gated edits of LaTeX manuscripts.")
@@ -87,6 +118,13 @@ def build_parser() -> argparse.ArgumentParser:
     apply.add_argument("--timeout", type=float, default=None)
     apply.add_argument("--json", action="store_true", help="print the result as one JSON object")
     apply.set_defaults(func=cmd_apply)
+    check = sub.add_parser("check", help="run every gate on each root manuscript")
+    check.add_argument("files", nargs="+", metavar="FILE")
+    check.add_argument("--engine", choices=("pdflatex", "xelatex", "lualatex"), default=None)
+    check.add_argument("--timeout", type=float, default=None, help="seconds before the engine is killed (default 60)")
+    check.add_argument("--no-cache", action="store_true", help="compile even when a verdict is cached")
+    check.add_argument("--json", action="store_true")
+    check.set_defaults(func=cmd_check)
     return parser
 
 
@@ -97,6 +135,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except InputError as exc:
+        print(f"patchwrite: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except EngineMissing as exc:
         print(f"patchwrite: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

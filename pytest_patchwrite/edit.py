@@ -106,40 +106,65 @@ def _parse_range(verb: str, args: str, n_lines: int, max_span: int) -> tuple[int
     return start, end
 
 
+@dataclass(frozen=True)
+class _Block:
+    index: int
+    verb: str
+    args: str
+    fenced: bool
+    body: list[str] | None  # None: a fence that never closes
+
+
+def _blocks(lines: list[str]) -> list[_Block]:
+    """Return the edit blocks of a reply; lines inside a fenced body are body, never headers."""
+    found: list[_Block] = []
+    i = 0
+    while i < len(lines):
+        match = _HEADER.match(lines[i])
+        if not match:
+            i += 1
+            continue
+        verb, args = match.group("verb"), match.group("args")
+        fenced = match.group("fence") is not None or (i > 0 and bool(_FENCE_OPEN.match(lines[i - 1])))
+        if match.group("fence") and re.search(r"`{3,}[ \t]*$", args):
+            # a fence closed on the header line: ```DELETE 3 4```
+            found.append(_Block(i, verb, re.sub(r"`{3,}[ \t]*$", "", args), True, []))
+            i += 1
+        elif fenced:
+            close = next((j for j in range(i + 1, len(lines)) if _FENCE_CLOSE.match(lines[j])), None)
+            found.append(_Block(i, verb, args, True, None if close is None else lines[i + 1 : close]))
+            i = len(lines) if close is None else close + 1
+        elif verb == "DELETE":
+            found.append(_Block(i, verb, args, False, []))
+            i += 1
+        else:
+            body = lines[i + 1 :]
+            while body and not body[-1].strip():
+                body.pop()
+            found.append(_Block(i, verb, args, False, body))
+            # a bare body runs to the end, so a header inside it is a second edit
+            found.extend(_Block(j, "", "", False, []) for j in range(i + 1, len(lines)) if _HEADER.match(lines[j]))
+            break
+    return found
+
+
 def parse_edit(text: str, n_lines: int, max_span: int = DEFAULT_MAX_SPAN) -> Edit:
     """Return the one edit in `text`, checked against a file of `n_lines` lines; raise EditError."""
     lines = [line.rstrip("\r") for line in text.split("\n")]
-    headers = [(i, m) for i, line in enumerate(lines) if (m := _HEADER.match(line))]
-    if not headers:
+    blocks = _blocks(lines)
+    if not blocks:
         raise EditError("no_edit", "no `EDIT N M` or `DELETE N M` line found")
-    if len(headers) > 1:
-        where = ", ".join(str(i + 1) for i, _ in headers)
-        raise EditError("multiple_edits", f"found {len(headers)} edit headers (lines {where}); give exactly one")
-    index, match = headers[0]
-    verb = match.group("verb")
-    fenced = match.group("fence") is not None
-    args = match.group("args")
-    if not fenced and index > 0 and _FENCE_OPEN.match(lines[index - 1]):
-        fenced = True  # a fence on its own line, then the header: ```latex / EDIT 3 4
-    if fenced:
-        # a fence opener may close on the same line: ```DELETE 3 4```
-        args = re.sub(r"`{3,}[ \t]*$", "", args)
-    start, end = _parse_range(verb, args, n_lines, max_span)
-
-    if fenced and not match.group("args").rstrip().endswith("```"):
-        close = next((j for j in range(index + 1, len(lines)) if _FENCE_CLOSE.match(lines[j])), None)
-        if close is None:
-            raise EditError("unclosed_fence", f"the fence opened by `{verb} {start} {end}` never closes")
-        body = lines[index + 1 : close]
-    elif fenced:
-        body = []
-    else:
-        body = lines[index + 1 :]
-        while body and not body[-1].strip():
-            body.pop()
-
+    if len(blocks) > 1:
+        where = ", ".join(str(b.index + 1) for b in blocks)
+        raise EditError("multiple_edits", f"found {len(blocks)} edit headers (lines {where}); give exactly one")
+    block = blocks[0]
+    verb = block.verb
+    start, end = _parse_range(verb, block.args, n_lines, max_span)
+    if block.body is None:
+        raise EditError("unclosed_fence", f"the fence opened by `{verb} {start} {end}` never closes")
+    body = block.body
     if verb == "DELETE":
-        if any(b.strip() for b in body) and fenced:
+        if any(b.strip() for b in body):
             raise EditError("bad_range", f"DELETE {start} {end} takes no replacement lines; use EDIT {start} {end}")
         return Edit(start, end, (), "DELETE")
     if not any(b.strip() for b in body):

@@ -16,5 +16,11 @@ def default_gates(
     timeout: float | None = None,
 ) -> list[Gate]:
     """Return the enabled gates for the manuscript at `path`, compile first."""
+    from ..manuscript import find_root
+    from .compile import CompileGate
+
     gates: list[Gate] = []
+    root = find_root(path)
+    if compile_gate:
+        gates.append(CompileGate(root, engine=engine, timeout=timeout or 60.0))
     return gates

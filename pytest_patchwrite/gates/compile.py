@@ -1,0 +1,347 @@
+"""The compile gate: a real engine in a private sandbox, a verdict read from its log."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..manuscript import ENGINES, infer_engine
+from ..model import GateResult, PatchContext, Violation
+from ..texlog import ERROR, FATAL, LogMessage, needs_rerun, parse_blg, parse_tex_log
+from ..transaction import read_text
+
+CACHE_VERSION = "1"
+_SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", "node_modules", ".venv", ".tox"}
+_STALE_SUFFIXES = (".aux", ".log", ".pdf", ".bbl", ".blg", ".bcf", ".run.xml", ".toc", ".lof", ".lot", ".out",
+                   ".fls", ".fdb_latexmk", ".synctex.gz", ".nav", ".snm", ".xdv")  # fmt: skip
+
+
+class EngineMissing(RuntimeError):
+    """The TeX engine is not installed; the message names the Debian package."""
+
+
+PACKAGE_OF = {
+    "pdflatex": "texlive-latex-base",
+    "xelatex": "texlive-xetex",
+    "lualatex": "texlive-luatex",
+    "bibtex": "texlive-binaries",
+    "biber": "biber",
+}
+
+
+@dataclass
+class CompileReport:
+    """What one compile of a manuscript found."""
+
+    ok: bool
+    engine: str
+    runs: int = 0
+    seconds: float = 0.0
+    pdf_bytes: int = 0
+    timed_out: bool = False
+    cached: bool = False
+    messages: list[LogMessage] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+
+    def warnings(self, kind: str) -> list[LogMessage]:
+        """Return the warnings of one kind after the last run (e.g. `undefined_citation`)."""
+        return [m for m in self.messages if m.severity == "warning" and m.kind == kind]
+
+    def to_json(self) -> dict[str, object]:
+        """Return the report as plain JSON data (used by the verdict cache)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> CompileReport:
+        """Return a report read back from `to_json` data."""
+        data = dict(data)
+        data["messages"] = [LogMessage(**m) for m in data["messages"]]
+        data["violations"] = [Violation(**v) for v in data["violations"]]
+        return cls(**data)
+
+
+def default_cache_dir() -> Path:
+    """Return the user cache directory for verdicts (`$XDG_CACHE_HOME/patchwrite`)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "patchwrite" / "compile"
+
+
+def sandbox_env() -> dict[str, str]:
+    """Return the environment the engine runs in: no shell escape, no file access outside its directory."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TEXMFOUTPUT", "TEXINPUTS", "BIBINPUTS", "shell_escape")}
+    env.update(
+        openin_any="p",
+        openout_any="p",
+        shell_escape="f",
+        max_print_line="10000",
+        error_line="254",
+        half_error_line="238",
+    )
+    return env
+
+
+def _copy_sources(src: Path, dst: Path, job: str) -> list[tuple[str, Path]]:
+    """Copy the manuscript directory into the sandbox; return (relpath, source) for each copied file.
+
+    Symlinks are followed only when they stay inside the manuscript directory: a
+    pull request must not smuggle `/etc/passwd` in as `notes.tex`.
+    """
+    copied: list[tuple[str, Path]] = []
+    src_real = src.resolve()
+    for dirpath, dirnames, filenames in os.walk(src):
+        # TeX under openin_any=p cannot open dot-files anyway; caches and VCS data live there
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        rel_dir = Path(dirpath).relative_to(src)
+        for name in sorted(filenames):
+            source = Path(dirpath) / name
+            rel = rel_dir / name
+            if name.startswith(".") or (
+                rel_dir == Path(".") and name.startswith(job) and name.endswith(_STALE_SUFFIXES)
+            ):
+                continue
+            real = source.resolve()
+            if not real.is_file() or (source.is_symlink() and not real.is_relative_to(src_real)):
+                continue
+            target = dst / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(real, target)
+            copied.append((str(rel), source))
+    return copied
+
+
+class CompileGate:
+    """Compile a candidate with a real engine; pass only on a clean log and a real PDF."""
+
+    stage = "compile"
+
+    def __init__(
+        self,
+        root: Path | str | None = None,
+        *,
+        engine: str | None = None,
+        default_engine: str = "pdflatex",
+        timeout: float = 60.0,
+        max_runs: int = 4,
+        resolve: bool = True,
+        cache_dir: Path | str | None = None,
+        use_cache: bool = True,
+    ) -> None:
+        for name in (engine, default_engine):
+            if name is not None and name not in ENGINES:
+                raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
+        self.root = Path(root) if root is not None else None
+        self.engine = engine
+        self.default_engine = default_engine
+        self.timeout = timeout
+        self.max_runs = max_runs
+        self.resolve = resolve
+        self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
+        self.use_cache = use_cache
+        self.compiles = 0
+        self.cache_hits = 0
+
+    # -- the Gate protocol ------------------------------------------------------------
+    def check(self, text: str, context: PatchContext) -> GateResult:
+        """Return the verdict on the manuscript with `context.path` replaced by `text`."""
+        root = self.root or context.path
+        report = self.compile(root, {Path(context.path).resolve(): text})
+        return GateResult(report.ok, report.violations, "compile", report.seconds, {"engine": report.engine})
+
+    # -- compiling --------------------------------------------------------------------
+    def engine_for(self, root_text: str) -> str:
+        """Return the engine: the gate's argument, else `% !TEX program` or the packages' need, else the default."""
+        return self.engine or infer_engine(root_text) or self.default_engine
+
+    def compile(self, root: Path | str, overrides: dict[Path, str] | None = None) -> CompileReport:
+        """Return the report of compiling `root` (with some files' texts replaced) in a fresh sandbox."""
+        root = Path(root).resolve()
+        overrides = {Path(p).resolve(): t for p, t in (overrides or {}).items()}
+        root_text = overrides.get(root) if root in overrides else read_text(root)
+        engine = self.engine_for(root_text or "")
+        if shutil.which(engine) is None:
+            raise EngineMissing(f"{engine} is not installed (Debian package {PACKAGE_OF[engine]})")
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="patchwrite-") as tmp:
+            work = Path(tmp)
+            job = root.stem
+            copied = _copy_sources(root.parent, work, job)
+            for path, text in overrides.items():
+                rel = path.relative_to(root.parent)
+                (work / rel).parent.mkdir(parents=True, exist_ok=True)
+                (work / rel).write_text(text, encoding="utf-8", newline="")
+            key = self._cache_key(engine, work, copied, overrides, root)
+            if self.use_cache and (hit := self._cache_get(key)) is not None:
+                self.cache_hits += 1
+                hit.cached = True
+                hit.seconds = time.perf_counter() - started
+                return hit
+            report = self._run(engine, work, root, job)
+        report.seconds = time.perf_counter() - started
+        self.compiles += 1
+        if self.use_cache and not report.timed_out:
+            self._cache_put(key, report)
+        return report
+
+    def _run(self, engine: str, work: Path, root: Path, job: str) -> CompileReport:
+        env = sandbox_env()
+        deadline = time.monotonic() + self.timeout
+        cmd = [engine, "-interaction=nonstopmode", "-file-line-error", "-no-shell-escape", f"-jobname={job}", root.name]
+        report = CompileReport(ok=False, engine=engine)
+        bib_done = False
+        messages: list[LogMessage] = []
+        while True:
+            if not self._call(cmd, work, env, deadline):
+                report.timed_out = True
+                break
+            report.runs += 1
+            log = (
+                (work / f"{job}.log").read_text(encoding="utf-8", errors="replace")
+                if (work / f"{job}.log").exists()
+                else ""
+            )
+            messages = parse_tex_log(log, root.name, lambda f: (work / f).is_file() or Path(f).is_file())
+            if any(m.severity in (ERROR, FATAL) for m in messages) or not self.resolve:
+                break
+            if not bib_done:
+                bib_done = True
+                tool = self._bib_tool(work, job)
+                if tool is not None:
+                    if not self._call([tool, job], work, env, deadline):
+                        report.timed_out = True
+                        break
+                    blg = work / f"{job}.blg"
+                    if blg.exists():
+                        bib_messages = parse_blg(blg.read_text(encoding="utf-8", errors="replace"))
+                        if any(m.severity == ERROR for m in bib_messages):
+                            messages = messages + bib_messages
+                            break
+                    continue
+            if report.runs >= self.max_runs or not needs_rerun(log):
+                break
+        pdf = work / f"{job}.pdf"
+        report.pdf_bytes = pdf.stat().st_size if pdf.exists() else 0
+        report.messages = [_relocate(m, work, root.parent) for m in messages]
+        report.violations = _violations(report, root, self.timeout)
+        report.ok = not report.violations
+        return report
+
+    @staticmethod
+    def _bib_tool(work: Path, job: str) -> str | None:
+        if (work / f"{job}.bcf").exists():
+            return "biber"
+        aux = work / f"{job}.aux"
+        if aux.exists() and "\\bibdata" in aux.read_text(encoding="utf-8", errors="replace"):
+            return "bibtex"
+        return None
+
+    @staticmethod
+    def _call(cmd: list[str], cwd: Path, env: dict[str, str], deadline: float) -> bool:
+        """Run one tool in its own process group; kill the whole group at the deadline. Return False on timeout."""
+        if shutil.which(cmd[0]) is None:
+            raise EngineMissing(f"{cmd[0]} is not installed (Debian package {PACKAGE_OF.get(cmd[0], cmd[0])})")
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+        killed = threading.Event()
+
+        def kill() -> None:
+            killed.set()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+        # a blocking wait plus a timer: Popen.wait(timeout) polls with sleeps that add up to 20% here
+        timer = threading.Timer(max(0.05, deadline - time.monotonic()), kill)
+        timer.start()
+        try:
+            proc.wait()
+        finally:
+            timer.cancel()
+        return not killed.is_set()
+
+    # -- the verdict cache ---------------------------------------------------------------
+    def _cache_key(self, engine: str, work: Path, copied: list[tuple[str, Path]], overrides: dict, root: Path) -> str:
+        digest = hashlib.sha256()
+        options = [CACHE_VERSION, engine, root.name, str(self.max_runs), str(self.resolve), str(self.timeout)]
+        digest.update(json.dumps(options).encode())
+        names = sorted({rel for rel, _ in copied} | {str(p.relative_to(root.parent)) for p in overrides})
+        for rel in names:
+            digest.update(rel.encode() + b"\0")
+            digest.update(hashlib.sha256((work / rel).read_bytes()).digest())
+        return digest.hexdigest()
+
+    def _cache_get(self, key: str) -> CompileReport | None:
+        path = self.cache_dir / key[:2] / f"{key}.json"
+        try:
+            return CompileReport.from_json(json.loads(path.read_text()))
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+
+    def _cache_put(self, key: str, report: CompileReport) -> None:
+        path = self.cache_dir / key[:2] / f"{key}.json"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w") as handle:
+                json.dump(report.to_json(), handle)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache only costs speed
+
+
+def _relocate(message: LogMessage, work: Path, source_dir: Path) -> LogMessage:
+    """Return `message` with a sandbox path turned into the manuscript's own path."""
+    file = message.file
+    if not file:
+        return message
+    candidate = Path(file)
+    if candidate.is_absolute():
+        try:
+            candidate = candidate.resolve().relative_to(work.resolve())
+        except ValueError:
+            return message  # a system file such as article.cls
+    return LogMessage(message.severity, message.kind, message.message, str(source_dir / os.path.normpath(candidate)),
+                      message.line, message.token)  # fmt: skip
+
+
+def _violations(report: CompileReport, root: Path, timeout: float) -> list[Violation]:
+    if report.timed_out:
+        msg = f"the engine did not finish within {timeout:g} s (an endless macro loop?); it was killed"
+        return [Violation("timeout", str(root), 0, "", msg)]
+    errors = [m for m in report.messages if m.severity in (ERROR, FATAL)]
+    located = [m for m in errors if m.kind not in ("emergency_stop", "fatal_error", "no_output")]
+    shown = located or errors
+    violations = [_locate(Violation(m.kind, m.file or str(root), m.line, m.token, _short(m.message))) for m in shown]
+    if not violations and report.pdf_bytes <= 64:
+        violations.append(Violation("no_pdf", str(root), 0, "", "the engine wrote no PDF (or an empty one)"))
+    return violations
+
+
+def _locate(violation: Violation) -> Violation:
+    """Return `violation` with a line found in its source when the log gave none (a missing file or `\\include`)."""
+    if violation.line or not violation.token:
+        return violation
+    stem = Path(violation.token).stem if violation.kind in ("missing_file", "missing_include") else violation.token
+    try:
+        lines = Path(violation.file).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return violation
+    for number, line in enumerate(lines, start=1):
+        if stem and stem in line.split("%")[0]:
+            return Violation(violation.kind, violation.file, number, violation.token, violation.message)
+    return violation
+
+
+def _short(message: str) -> str:
+    return message if message.startswith("!") else f"! {message}"

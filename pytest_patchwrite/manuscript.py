@@ -1,0 +1,159 @@
+"""Manuscripts on disk: root detection, magic comments, and the files a root pulls in."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .transaction import read_text
+
+ENGINES = ("pdflatex", "xelatex", "lualatex")
+
+_MAGIC = re.compile(r"^\s*%\s*!\s*(?P<scope>TeX|TEX|tex|patchwrite)\s+(?:TS-)?(?P<key>[\w-]+)\s*=\s*(?P<value>.*?)\s*$")
+_DOCCLASS = re.compile(r"^[^%\n]*\\documentclass\b", re.MULTILINE)
+_BEGIN_DOC = re.compile(r"^[^%\n]*\\begin\{document\}", re.MULTILINE)
+_INCLUDE = re.compile(r"\\(?P<cmd>input|include|subfile|subfileinclude)\s*\{(?P<name>[^{}]+)\}")
+
+
+def magic_comments(text: str) -> dict[str, str]:
+    """Return `% !TEX key = value` and `% !patchwrite key = value` comments, keyed `tex.key` / `patchwrite.key`.
+
+    Like TeX editors, only the comment lines at the top of the file count.
+    """
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("%"):
+            break
+        match = _MAGIC.match(line)
+        if match:
+            scope = "patchwrite" if match.group("scope") == "patchwrite" else "tex"
+            found.setdefault(f"{scope}.{match.group('key').lower()}", match.group("value"))
+    return found
+
+
+def engine_from_magic(text: str) -> str | None:
+    """Return the engine named by `% !TEX program = ...`, or None when there is none."""
+    value = magic_comments(text).get("tex.program", "").strip().lower()
+    return value if value in ENGINES else None
+
+
+_NEEDS_XETEX = re.compile(
+    r"\\documentclass(?:\[[^\]]*\])?\{ctex\w*\}|\\usepackage(?:\[[^\]]*\])?\{[^}]*\b(?:fontspec|xeCJK|ctex|unicode-math|polyglossia)\b"
+)
+_NEEDS_LUATEX = re.compile(
+    r"\\usepackage(?:\[[^\]]*\])?\{[^}]*\b(?:luacode|luatexja|luatexja-fontspec)\b|\\directlua\b"
+)
+
+
+def infer_engine(text: str) -> str | None:
+    """Return the engine a document needs: its `% !TEX program`, else one implied by its packages, else None."""
+    named = engine_from_magic(text)
+    if named:
+        return named
+    preamble = "\n".join(strip_comment(line) for line in text.split("\\begin{document}", 1)[0].splitlines())
+    if _NEEDS_LUATEX.search(preamble):
+        return "lualatex"
+    if _NEEDS_XETEX.search(preamble):
+        return "xelatex"
+    return None
+
+
+def is_root(text: str) -> bool:
+    """Return whether `text` is a root document: `\\documentclass` before `\\begin{document}`."""
+    doc = _DOCCLASS.search(text)
+    if not doc:
+        return False
+    begin = _BEGIN_DOC.search(text)
+    return begin is None or doc.start() < begin.start()
+
+
+def strip_comment(line: str) -> str:
+    """Return `line` without its `%` comment (`\\%` is a percent sign, `\\\\%` starts a comment)."""
+    i = 0
+    while i < len(line):
+        if line[i] == "\\":
+            i += 2
+            continue
+        if line[i] == "%":
+            return line[:i]
+        i += 1
+    return line
+
+
+def resolve_input(base: Path, name: str) -> Path | None:
+    """Return the file `\\input{name}` reads, relative to the root's directory, or None."""
+    name = name.strip()
+    candidates = [base / name] if name.endswith(".tex") else [base / f"{name}.tex", base / name]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@dataclass
+class Manuscript:
+    """A root `.tex` file and every source file it inputs, in reading order."""
+
+    root: Path
+    files: list[Path] = field(default_factory=list)
+    texts: dict[Path, str] = field(default_factory=dict)
+    missing: list[tuple[Path, int, str]] = field(default_factory=list)
+
+    @property
+    def directory(self) -> Path:
+        """Return the directory TeX runs in (inputs resolve against it)."""
+        return self.root.parent
+
+
+def load_manuscript(root: Path | str, overrides: dict[Path, str] | None = None) -> Manuscript:
+    """Return the manuscript rooted at `root`, following `\\input`/`\\include`/`\\subfile` once each."""
+    root = Path(root).resolve()
+    overrides = {Path(p).resolve(): t for p, t in (overrides or {}).items()}
+    manuscript = Manuscript(root)
+    seen: set[Path] = set()
+
+    def visit(path: Path) -> None:
+        if path in seen:
+            return
+        seen.add(path)
+        text = overrides[path] if path in overrides else read_text(path)
+        manuscript.files.append(path)
+        manuscript.texts[path] = text
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            for match in _INCLUDE.finditer(strip_comment(line)):
+                target = resolve_input(manuscript.directory, match.group("name"))
+                if target is None:
+                    manuscript.missing.append((path, lineno, match.group("name")))
+                elif target.resolve() not in seen:
+                    visit(target.resolve())
+
+    visit(root)
+    return manuscript
+
+
+def find_root(path: Path | str, levels: int = 3) -> Path:
+    """Return the root manuscript that reads `path`: itself, its `% !TEX root`, or a root that inputs it nearby."""
+    path = Path(path).resolve()
+    text = read_text(path)
+    if is_root(text):
+        return path
+    named = magic_comments(text).get("tex.root")
+    if named and (path.parent / named).is_file():
+        return (path.parent / named).resolve()
+    directory = path.parent
+    for _ in range(levels):
+        for candidate in sorted(directory.glob("*.tex")):
+            try:
+                candidate_text = read_text(candidate)
+            except Exception:
+                continue
+            if is_root(candidate_text) and path in load_manuscript(candidate).files:
+                return candidate.resolve()
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    return path

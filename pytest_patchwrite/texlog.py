@@ -1,0 +1,260 @@
+"""Parsing TeX engine logs and bibtex/biber logs into located messages.
+
+The one place that reads logs. Logs are expected from runs with
+`-file-line-error` and `max_print_line=10000` (no 79-column wrapping), but the
+plain `! ...` form is parsed as well: a missing package or a runaway argument
+keeps it even with `-file-line-error`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+FATAL, ERROR, WARNING = "fatal", "error", "warning"
+
+
+@dataclass(frozen=True)
+class LogMessage:
+    """One message of a log, located in a source file when the log says where."""
+
+    severity: str
+    kind: str
+    message: str
+    file: str = ""
+    line: int = 0
+    token: str = ""
+
+
+# A source path in `file:line: message` form: relative or absolute, a TeX-ish extension,
+# no `//` (so `http://host:8080: ...` is not taken for a file).
+_FILE_LINE = re.compile(
+    r"^(?P<file>(?:\./|/)?(?:[^\s:/]+/)*[^\s:/]+\.(?:tex|ltx|sty|cls|bbl|aux|def|cfg|clo|dtx|ins))"
+    r":(?P<line>\d+): (?P<msg>.*)$"
+)
+_CONTEXT_LINE = re.compile(r"^l\.(?P<line>\d+) ?(?P<text>.*)$")
+_FILE_OPEN = re.compile(r"\((?P<path>(?:\.{0,2}/|[A-Za-z]:[\\/])?[^\s()\"]*?\.[A-Za-z0-9]{1,8})(?=[\s()]|$)")
+_ON_INPUT_LINE = re.compile(r"on input line (\d+)")
+_CITATION = re.compile(r"Citation [`'\"](?P<key>[^'\"]+)['\"] (?:on page \S+ )?undefined")
+_REFERENCE = re.compile(r"Reference [`'\"](?P<key>[^'\"]+)['\"] on page \S+ undefined")
+_MULTI_LABEL = re.compile(r"Label [`'\"](?P<key>[^'\"]+)['\"] multiply defined")
+_NO_FILE = re.compile(r"^No file (?P<name>\S+\.tex)\.$")
+_GROUP = re.compile(r"^\(\\end occurred inside a group at level (?P<level>\d+)\)")
+_GROUP_ENTERED = re.compile(r"^### .* group \(level \d+\) entered at line (?P<line>\d+)")
+_IF_OPEN = re.compile(r"^\(\\end occurred when (?P<cond>\\\S+) on line (?P<line>\d+) was incomplete\)")
+_RERUN = re.compile(
+    r"Rerun to get|Please rerun LaTeX|Please \(re\)run Biber|Please \(re\)run BibTeX|Label\(s\) may have changed"
+)
+_CS = re.compile(r"\\(?:[A-Za-z@]+|.)")
+_PKG_CONTINUATION = re.compile(r"^\((?P<pkg>[A-Za-z0-9@_-]+)\)\s+(?P<rest>.*)$")
+
+
+def _error_kind(text: str) -> str:
+    lowered = text.lower()
+    if text.startswith("Undefined control sequence"):
+        return "undefined_control_sequence"
+    if "emergency stop" in lowered:
+        return "emergency_stop"
+    if "fatal error occurred" in lowered:
+        return "fatal_error"
+    if re.search(r"File `[^']*' not found|I can't find file", text):
+        return "missing_file"
+    if text.startswith("Incomplete \\if"):
+        return "unclosed_conditional"
+    if text.startswith("LaTeX Error: \\begin{"):
+        return "unclosed_environment"
+    if text.startswith("Missing $") or "Display math should end with $$" in text:
+        return "math_mode"
+    if "Paragraph ended before" in text or text.startswith("File ended while scanning"):
+        return "runaway_argument"
+    if text.startswith("TeX capacity exceeded"):
+        return "capacity_exceeded"
+    if "forced-fail" in text or "patchwrite-forced-fail" in text:
+        return "forced_fail"
+    if re.match(r"(LaTeX|Package|Class) ", text):
+        return "latex_error"
+    return "tex_error"
+
+
+def _join_package_continuations(lines: list[str]) -> list[str]:
+    """Return log lines with `(pkg)   rest` continuation lines folded into the line they continue."""
+    out: list[str] = []
+    for raw in lines:
+        cont = _PKG_CONTINUATION.match(raw)
+        if cont and out and f"Package {cont.group('pkg')} " in out[-1]:
+            out[-1] = f"{out[-1]} {cont.group('rest')}"
+        else:
+            out.append(raw)
+    return out
+
+
+class _FileStack:
+    """The files TeX has open, tracked from `(path` and `)` in the log."""
+
+    def __init__(self, default: str) -> None:
+        self.stack: list[str | None] = []
+        self.default = default
+
+    @property
+    def current(self) -> str:
+        for entry in reversed(self.stack):
+            if entry:
+                return entry
+        return self.default
+
+    def feed(self, line: str) -> None:
+        i = 0
+        while i < len(line):
+            ch = line[i]
+            if ch == "(":
+                match = _FILE_OPEN.match(line, i)
+                if match:
+                    self.stack.append(match.group("path"))
+                    i = match.end()
+                    continue
+                self.stack.append(None)
+            elif ch == ")" and self.stack:
+                self.stack.pop()
+            i += 1
+
+
+def parse_tex_log(text: str, root: str = "", is_source: Callable[[str], bool] | None = None) -> list[LogMessage]:
+    """Return the errors, fatal markers and kept warnings of a TeX log, located where it says.
+
+    `is_source(path)` tells whether a `path:line:` prefix names a real file; without it
+    every such prefix counts (a `\\typeout` of `./x.tex:3: ...` would then look like an error).
+    """
+    lines = _join_package_continuations(text.splitlines())
+    files = _FileStack(root)
+    messages: list[LogMessage] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        flm = _FILE_LINE.match(line)
+        if flm and is_source is not None and not is_source(flm.group("file")):
+            flm = None
+        if flm or line.startswith("! ") or line.startswith("!pdfTeX error") or line.startswith("!  ==> Fatal"):
+            if flm:
+                file, lineno, body = flm.group("file"), int(flm.group("line")), flm.group("msg").strip()
+            else:
+                file, lineno, body = files.current, 0, line.lstrip("!").strip()
+            kind = _error_kind(body)
+            severity = FATAL if kind in ("emergency_stop", "fatal_error") or body.startswith("pdf") else ERROR
+            token = ""
+            # the context line `l.NN text` gives the line and, for an undefined macro, the macro
+            for j in range(i + 1, min(i + 40, len(lines))):
+                ctx = _CONTEXT_LINE.match(lines[j])
+                if ctx:
+                    lineno = lineno or int(ctx.group("line"))
+                    if kind == "undefined_control_sequence":
+                        names = _CS.findall(ctx.group("text"))
+                        token = names[-1] if names else ""
+                    break
+                if lines[j].startswith("! ") or _FILE_LINE.match(lines[j]):
+                    break
+            if kind == "unclosed_environment":
+                env = re.search(r"\\begin\{([^}]*)\}", body)
+                token = env.group(1) if env else ""
+                where = _ON_INPUT_LINE.search(body)
+                lineno = int(where.group(1)) if where else lineno
+            if kind == "runaway_argument":
+                before = re.search(r"before (\\\S+) was complete", body)
+                token = before.group(1) if before else ""
+            if kind == "unclosed_conditional":
+                after = re.search(r"(\\\S+); all text was ignored after line (\d+)", body)
+                token, lineno = (after.group(1), int(after.group(2))) if after else ("", lineno)
+            if kind == "missing_file":
+                name = re.search(r"`([^']*)'", body)
+                token = name.group(1) if name else ""
+            if kind == "fatal_error" and any(m.severity == ERROR for m in messages):
+                severity = FATAL  # keep it, but the located error before it is the one to show
+            messages.append(LogMessage(severity, kind, body, file, lineno, token))
+            i += 1
+            continue
+
+        group = _GROUP.match(line)
+        if group:
+            lineno = 0
+            for j in range(i + 1, min(i + 6, len(lines))):
+                entered = _GROUP_ENTERED.match(lines[j])
+                if entered:
+                    lineno = int(entered.group("line"))
+                    break
+            msg = f"a group opened here is never closed (\\end occurred inside a group at level {group.group('level')})"
+            messages.append(LogMessage(ERROR, "unclosed_group", msg, root, lineno, "{"))
+        cond = _IF_OPEN.match(line)
+        if cond:
+            msg = f"conditional {cond.group('cond')} is never closed with \\fi"
+            messages.append(
+                LogMessage(ERROR, "unclosed_conditional", msg, root, int(cond.group("line")), cond.group("cond"))
+            )
+        if line.startswith("No pages of output."):
+            messages.append(LogMessage(FATAL, "no_output", "the engine produced no pages", root, 0))
+        nofile = _NO_FILE.match(line)
+        if nofile and not nofile.group("name").endswith((".toc.tex",)):
+            name = nofile.group("name")
+            msg = f"included file {name} does not exist, so its pages are missing"
+            messages.append(LogMessage(ERROR, "missing_include", msg, files.current, 0, name))
+        if "Warning" in line:
+            messages.extend(_warning(line, files.current))
+        files.feed(line)
+        i += 1
+    return messages
+
+
+def _warning(line: str, current: str) -> list[LogMessage]:
+    where = _ON_INPUT_LINE.search(line)
+    lineno = int(where.group(1)) if where else 0
+    if m := _CITATION.search(line):
+        return [LogMessage(WARNING, "undefined_citation", line.strip(), current, lineno, m.group("key"))]
+    if m := _REFERENCE.search(line):
+        return [LogMessage(WARNING, "undefined_reference", line.strip(), current, lineno, m.group("key"))]
+    if m := _MULTI_LABEL.search(line):
+        return [LogMessage(WARNING, "multiply_defined_label", line.strip(), current, lineno, m.group("key"))]
+    if _RERUN.search(line):
+        return [LogMessage(WARNING, "rerun", line.strip(), current, lineno)]
+    return []
+
+
+def needs_rerun(text: str) -> bool:
+    """Return whether the log asks for another engine run."""
+    return bool(_RERUN.search(text))
+
+
+_BLG_BIBTEX_ERR = re.compile(r"---line (?P<line>\d+) of file (?P<file>\S+)")
+_BLG_BIBTEX_MISSING = re.compile(r'Warning--I didn\'t find a database entry for "(?P<key>[^"]+)"')
+_BLG_BIBTEX_NODB = re.compile(r"I couldn't open (?:database|style) file (?P<file>\S+)")
+_BLG_BIBER = re.compile(r"^\[\d+\] [^>]+> (?P<level>ERROR|WARN) - (?P<msg>.*)$|^(?P<level2>ERROR|WARN) - (?P<msg2>.*)$")
+_BLG_BIBER_LOC = re.compile(r"(?P<file>[^\s,]+?\.bib)(?:_\d+\.utf8)?, line (?P<line>\d+)")
+_BLG_BIBER_MISSING = re.compile(r"I didn't find a database entry for '(?P<key>[^']+)'")
+
+
+def parse_blg(text: str) -> list[LogMessage]:
+    """Return the errors and missing-entry warnings of a bibtex or biber `.blg` log."""
+    messages: list[LogMessage] = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if m := _BLG_BIBTEX_ERR.search(line):
+            # bibtex prints the complaint on the line before its `---line N of file F`
+            what = lines[i - 1].strip() if i and not line.startswith(("I was", "You")) else ""
+            msg = (what + " " + line.split("---line")[0]).strip()
+            messages.append(LogMessage(ERROR, "bib_syntax", msg, _basename(m.group("file")), int(m.group("line"))))
+        elif m := _BLG_BIBTEX_MISSING.search(line):
+            messages.append(LogMessage(WARNING, "undefined_citation", line.strip(), "", 0, m.group("key")))
+        elif m := _BLG_BIBTEX_NODB.search(line):
+            messages.append(LogMessage(ERROR, "missing_file", line.strip(), "", 0, m.group("file")))
+        elif m := _BLG_BIBER.match(line):
+            level = m.group("level") or m.group("level2")
+            msg = (m.group("msg") or m.group("msg2")).strip()
+            if missing := _BLG_BIBER_MISSING.search(msg):
+                messages.append(LogMessage(WARNING, "undefined_citation", msg, "", 0, missing.group("key")))
+            elif level == "ERROR":
+                loc = _BLG_BIBER_LOC.search(msg)
+                file, lineno = (_basename(loc.group("file")), int(loc.group("line"))) if loc else ("", 0)
+                messages.append(LogMessage(ERROR, "bib_syntax" if loc else "biber_error", msg, file, lineno))
+    return messages
+
+
+def _basename(path: str) -> str:
+    return re.sub(r"_\d+\.utf8$", "", path.replace("\\", "/").rsplit("/", 1)[-1])

@@ -1,0 +1,39 @@
+"""Shared test helpers: real engines, or a skip that names the package to install."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from pytest_patchwrite.gates.compile import PACKAGE_OF
+
+
+def require_tool(name: str, package: str | None = None) -> None:
+    """Skip (or, in CI, fail) when a TeX tool is missing, naming the Debian package."""
+    if shutil.which(name) is not None:
+        return
+    reason = f"{name} is not installed: apt-get install {package or PACKAGE_OF.get(name, name)}"
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must not skip: {reason}")
+    pytest.skip(reason)
+
+
+def require_ctex() -> None:
+    """Skip (or fail in CI) when ctexart is missing, naming texlive-lang-chinese."""
+    require_tool("xelatex")
+    import subprocess
+
+    found = subprocess.run(["kpsewhich", "ctexart.cls"], capture_output=True, text=True).stdout.strip()
+    if not found:
+        reason = "ctexart.cls is not installed: apt-get install texlive-lang-chinese"
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must not skip: {reason}")
+        pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep verdict caches of tests out of the user's cache directory."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
