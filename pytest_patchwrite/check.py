@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .gates.compile import CompileGate, CompileReport
-from .model import GateResult
+from .gates.evidence import EvidenceConfig, EvidenceReport, evaluate
+from .manuscript import load_manuscript
+from .model import GateResult, Violation
 
 
 @dataclass
@@ -35,6 +37,16 @@ class CheckOptions:
             use_cache=self.use_cache,
         )
 
+    def evidence_config(self) -> EvidenceConfig:
+        """Return the evidence locks' configuration from these options."""
+        return EvidenceConfig(
+            numbers=self.numbers,
+            strict=self.strict,
+            bibs=list(self.bibs),
+            logs=list(self.logs),
+            allow_numbers=list(self.allow_numbers),
+        )
+
 
 def compile_result(report: CompileReport) -> GateResult:
     """Return the compile item's verdict from a compile report."""
@@ -47,7 +59,41 @@ def compile_result(report: CompileReport) -> GateResult:
     return GateResult(report.ok, list(report.violations), "compile", report.seconds, details)
 
 
+def citations_result(evidence: EvidenceReport, report: CompileReport | None) -> GateResult:
+    """Return the citations item's verdict: the cite lock plus what the engine left undefined."""
+    violations = list(evidence.citations)
+    seen = {v.token for v in violations}
+    if report is not None:
+        for m in report.messages:
+            if m.kind in ("undefined_citation", "undefined_reference") and m.token not in seen:
+                seen.add(m.token)
+                what = "citation" if m.kind == "undefined_citation" else "reference"
+                message = f"is an undefined {what} after the last {report.engine} run"
+                violations.append(Violation(m.kind, m.file, m.line, m.token, message))
+    details = {"bib": [str(p) for p in evidence.bib_files], "keys_defined": evidence.keys_defined}
+    return GateResult(not violations, violations, "citations", 0.0, details)
+
+
+def numbers_result(evidence: EvidenceReport) -> GateResult | None:
+    """Return the numbers item's verdict, or None when no experimental log is declared."""
+    if evidence.numbers is None:
+        return None
+    details = {"logs": [str(p) for p in evidence.log_files]}
+    return GateResult(not evidence.numbers, list(evidence.numbers), "numbers", 0.0, details)
+
+
+def placeholders_result(evidence: EvidenceReport) -> GateResult:
+    """Return the placeholders item's verdict."""
+    return GateResult(not evidence.placeholders, list(evidence.placeholders), "placeholders")
+
+
 def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]:
-    """Return each gate's verdict on the manuscript rooted at `root`."""
+    """Return each gate's verdict on the manuscript rooted at `root` (no `numbers` without a log)."""
     report = options.compile_gate(root).compile(root)
-    return {"compile": compile_result(report)}
+    evidence = evaluate(load_manuscript(root), options.evidence_config())
+    results = {"compile": compile_result(report), "citations": citations_result(evidence, report)}
+    numbers = numbers_result(evidence)
+    if numbers is not None:
+        results["numbers"] = numbers
+    results["placeholders"] = placeholders_result(evidence)
+    return results

@@ -18,9 +18,12 @@ def default_gates(
     """Return the enabled gates for the manuscript at `path`, compile first."""
     from ..manuscript import find_root
     from .compile import CompileGate
+    from .evidence import EvidenceGate
 
     gates: list[Gate] = []
     root = find_root(path)
     if compile_gate:
         gates.append(CompileGate(root, engine=engine, timeout=timeout or 60.0))
+    if evidence_gate:
+        gates.append(EvidenceGate(root))
     return gates

@@ -1,0 +1,187 @@
+"""Evidence locks: cite keys defined by a bibliography, numbers attested by a log, no placeholders."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from ..bib import BibError, Bibliography, load_bibliography, resolve_bib
+from ..explog import EvidenceLog, load_logs
+from ..latex import Scan, scan
+from ..manuscript import Manuscript, load_manuscript, magic_comments
+from ..model import GateResult, PatchContext, Violation
+from ..transaction import InputError
+
+POLICIES = ("decimals", "all", "off")
+
+
+@dataclass
+class EvidenceConfig:
+    """How the evidence locks are configured; magic comments in the root override it."""
+
+    cites: bool = True
+    numbers: str = "decimals"
+    strict: bool = False
+    placeholders: bool = True
+    bibs: list[Path] = field(default_factory=list)
+    logs: list[str | Path] = field(default_factory=list)
+    allow_numbers: list[str] = field(default_factory=list)
+
+    def for_manuscript(self, manuscript: Manuscript) -> EvidenceConfig:
+        """Return this config with the root's `% !patchwrite key = value` comments applied."""
+        magic = magic_comments(manuscript.texts[manuscript.root])
+        base = manuscript.directory
+        config = EvidenceConfig(**{k: getattr(self, k) for k in self.__dataclass_fields__})
+        if "patchwrite.log" in magic:
+            config.logs = [base / p.strip() for p in magic["patchwrite.log"].split(",") if p.strip()]
+        if "patchwrite.bib" in magic:
+            config.bibs = [base / p.strip() for p in magic["patchwrite.bib"].split(",") if p.strip()]
+        if "patchwrite.numbers" in magic:
+            policy = magic["patchwrite.numbers"].strip().lower()
+            config.strict = policy == "strict" or config.strict
+            config.numbers = "decimals" if policy == "strict" else policy
+            if config.numbers not in POLICIES:
+                raise InputError(manuscript.root, f"unknown number policy {policy!r}; use decimals, all, strict or off")
+        if "patchwrite.allow" in magic:
+            config.allow_numbers = [*config.allow_numbers, *magic["patchwrite.allow"].replace(",", " ").split()]
+        return config
+
+
+@dataclass
+class EvidenceReport:
+    """The three locks' findings on one manuscript; `numbers` is None when no log is declared."""
+
+    citations: list[Violation]
+    numbers: list[Violation] | None
+    placeholders: list[Violation]
+    bib_files: list[Path]
+    log_files: list[Path]
+    keys_defined: int
+
+
+def _name_list(paths: list[Path]) -> str:
+    return ", ".join(p.name for p in paths) or "none"
+
+
+def _bibliography(
+    manuscript: Manuscript, scans: list[Scan], config: EvidenceConfig
+) -> tuple[Bibliography, list[Violation]]:
+    problems: list[Violation] = []
+    paths: list[Path] = []
+    for s in scans:
+        for name, line in s.bibliographies:
+            found = resolve_bib(name, manuscript.directory)
+            if found is None:
+                message = "is declared but not found beside the manuscript nor by kpsewhich"
+                problems.append(Violation("missing_bib", s.file, line, name, message))
+            elif found not in paths:
+                paths.append(found)
+    paths.extend(p for p in config.bibs if p not in paths)
+    try:
+        bibliography = load_bibliography(paths)
+    except BibError as exc:
+        first = exc.problem.splitlines()[1] if "\n" in exc.problem else exc.problem
+        file, _, rest = first.partition(":")
+        line, _, message = rest.partition(":")
+        problems.append(Violation("bib_error", file, int(line) if line.isdigit() else 0, "", message.strip()))
+        bibliography = Bibliography(files=paths)
+    for s in scans:
+        for key, line in s.bibitems:
+            bibliography.keys.setdefault(key, f"{s.file}:{line}")
+    return bibliography, problems
+
+
+def evaluate(manuscript: Manuscript, config: EvidenceConfig) -> EvidenceReport:
+    """Return every evidence violation of a manuscript, located in the file that holds it."""
+    config = config.for_manuscript(manuscript)
+    scans = [scan(manuscript.texts[path], str(path)) for path in manuscript.files]
+
+    citations: list[Violation] = []
+    bibliography, problems = _bibliography(manuscript, scans, config)
+    if config.cites:
+        citations.extend(problems)
+        described = f"bib: {_name_list(bibliography.files)}; {len(bibliography.keys)} keys defined"
+        for s in scans:
+            for cite in s.citations:
+                if cite.key == "*" or cite.key in bibliography.keys or s.is_suppressed(cite.line, "cite"):
+                    continue
+                other = bibliography.lookup_case(cite.key)
+                if other:
+                    message = f"is not defined; {other} differs only in case (bibtex accepts it, biber does not)"
+                elif not bibliography.files and not bibliography.keys:
+                    message = (
+                        "is cited but no bibliography is declared (\\bibliography, \\addbibresource, patchwrite_bib)"
+                    )
+                else:
+                    message = f"is not defined ({described})"
+                citations.append(Violation("unknown_cite", cite.file, cite.line, cite.key, message))
+
+    numbers: list[Violation] | None = None
+    log_files: list[Path] = []
+    if config.numbers != "off" and config.logs:
+        log = load_logs(list(config.logs), manuscript.directory)
+        log_files = log.files
+        numbers = _number_violations(scans, log, config)
+
+    placeholders: list[Violation] = []
+    if config.placeholders:
+        for s in scans:
+            for p in s.placeholders:
+                if not s.is_suppressed(p.line, "placeholder"):
+                    message = "is a placeholder left in the text; finish it, or move it into a % comment"
+                    placeholders.append(Violation("placeholder", p.file, p.line, p.token, message))
+    return EvidenceReport(citations, numbers, placeholders, bibliography.files, log_files, len(bibliography.keys))
+
+
+def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConfig) -> list[Violation]:
+    allowed: set[Decimal] = set()
+    for item in config.allow_numbers:
+        try:
+            allowed.add(Decimal(str(item).rstrip("%")))
+        except InvalidOperation:
+            continue
+    mode = "strict" if config.strict else config.numbers
+    logs = _name_list(log.files)
+    out: list[Violation] = []
+    for s in scans:
+        for n in s.numbers:
+            empirical = config.numbers == "all" or n.decimals > 0 or n.percent or n.siunitx
+            if not empirical or n.value in allowed or s.is_suppressed(n.line, "number"):
+                continue
+            printed = re.sub(r"\\percent|\\%|%|\\,|~|\{,\}|,|\s", "", n.text)
+            if log.attests(n.value, n.decimals, printed, strict=config.strict):
+                continue
+            message = (
+                f"is not attested (policy: {mode}; logs: {logs}); "
+                "add it to a log or mark the line `% patchwrite: ignore number`"
+            )
+            out.append(Violation("unattested_number", n.file, n.line, n.text, message))
+    return out
+
+
+class EvidenceGate:
+    """The evidence locks as a gate: a candidate may not add an undefined key, unattested number or placeholder."""
+
+    stage = "evidence"
+
+    def __init__(self, root: Path | str | None = None, config: EvidenceConfig | None = None) -> None:
+        self.root = Path(root) if root is not None else None
+        self.config = config or EvidenceConfig()
+
+    def check(self, text: str, context: PatchContext) -> GateResult:
+        """Return the verdict; like the paper, what HEAD already holds is allowed, only additions are checked."""
+        started = time.perf_counter()
+        root = self.root or context.path
+        overrides = {Path(context.path).resolve(): text, **context.files}
+        candidate = evaluate(load_manuscript(root, overrides), self.config)
+        head = evaluate(load_manuscript(root, {Path(context.path).resolve(): context.head}), self.config)
+        in_head = {(v.kind, v.token) for v in _all(head)}
+        new = [v for v in _all(candidate) if (v.kind, v.token) not in in_head]
+        return GateResult(not new, new, "evidence", time.perf_counter() - started)
+
+
+def _all(report: EvidenceReport) -> list[Violation]:
+    return [*report.citations, *(report.numbers or []), *report.placeholders]

@@ -1,0 +1,408 @@
+"""The one LaTeX-aware scanner: comments, verbatim, command arguments, cite keys and numbers.
+
+Every gate that reads LaTeX goes through `scan()`, which masks what TeX would not
+typeset as prose (comments, verbatim, structural command arguments) and yields
+cite keys, numeric tokens and placeholders with their file and line.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+VERBATIM_ENVS = ("verbatim", "verbatim*", "Verbatim", "lstlisting", "minted", "comment", "alltt", "filecontents",
+                 "filecontents*", "BVerbatim", "LVerbatim")  # fmt: skip
+# environments whose numbers are coordinates, styles or reference data, never results
+NONPROSE_ENVS = ("tikzpicture", "pgfpicture", "axis", "picture", "thebibliography", "pspicture")
+
+CITE_COMMANDS = frozenset(
+    """cite cite* citep citet citealp citealt citeauthor citeyear citeyearpar citenum citetext Citep Citet Citealp
+    Citealt Citeauthor parencite Parencite textcite Textcite autocite Autocite footcite footcitetext smartcite
+    Smartcite supercite cites Cites parencites Parencites textcites Textcites autocites Autocites footcites
+    smartcites supercites fullcite footfullcite citetitle citeurl citedate nocite""".split()
+)  # fmt: skip
+
+# command -> how many mandatory arguments are structural (-1: all that follow, up to 3)
+STRUCTURAL_ARGS: dict[str, int] = {
+    **dict.fromkeys(
+        """label ref eqref pageref autoref cref Cref vref nameref cpageref hyperref url input include includeonly
+        subfile subfileinclude bibliography bibliographystyle addbibresource usepackage RequirePackage documentclass
+        includegraphics graphicspath bibitem date hypersetup geometry color pagecolor pagestyle thispagestyle
+        pagenumbering linespread vspace vspace* hspace hspace* vskip hskip kern cline cmidrule label* end
+        newcounter stepcounter refstepcounter numberwithin author affiliation affil address institute email
+        IEEEauthorblockN IEEEauthorblockA IEEEoverridecommandlockouts orcid doi thanks acmConference acmYear
+        acmISBN acmDOI acmPrice copyrightyear setcopyright received revised accepted keywords""".split(),
+        1,
+    ),
+    **dict.fromkeys("setlength addtolength setcounter addtocounter textcolor colorbox fontsize href".split(), 1),
+    **dict.fromkeys("setlength addtolength setcounter addtocounter fontsize".split(), 2),
+    **dict.fromkeys("definecolor".split(), 3),
+    **dict.fromkeys("multicolumn multirow resizebox".split(), 2),
+    **dict.fromkeys("scalebox rotatebox raisebox makebox framebox parbox rule".split(), 1),
+    **dict.fromkeys(
+        "newcommand renewcommand providecommand newenvironment renewenvironment DeclareMathOperator".split(), 1
+    ),
+    **dict.fromkeys("SI qty SIrange qtyrange".split(), 0),
+}
+# arguments of these come after the environment name: \begin{tabular}{lcc}
+ENV_STRUCTURAL_ARGS = {"tabular": 1, "tabular*": 2, "tabularx": 2, "tabulary": 2, "array": 1, "minipage": 1,
+                       "multicols": 1, "wrapfigure": 2, "wraptable": 2, "subfigure": 1, "subtable": 1,
+                       "longtable": 1, "tblr": 1, "thebibliography": 1, "adjustbox": 1}  # fmt: skip
+# unit arguments of siunitx: \SI{91.4}{\percent} (number then unit)
+SIUNITX_UNIT_ARG = {"SI": 1, "qty": 1, "SIrange": 2, "qtyrange": 2}
+LENGTH_PARAMS = ("arraystretch", "baselinestretch", "tabcolsep", "textfraction", "topfraction", "bottomfraction",
+                 "floatpagefraction", "dbltopfraction", "dblfloatpagefraction", "extrarowheight")  # fmt: skip
+
+_CS = re.compile(r"\\([A-Za-z@]+\*?|.)", re.DOTALL)
+_BEGIN_VERB = re.compile(r"\\begin\{(" + "|".join(re.escape(e) for e in VERBATIM_ENVS) + r")\}")
+_VERB = re.compile(r"\\verb\*?([^A-Za-z\s*])")
+_SUPPRESS = re.compile(r"patchwrite:\s*ignore(?P<what>(?:\s+(?:number|numbers|cite|cites|placeholder|placeholders))*)")
+_NUMBER = re.compile(
+    r"(?P<sign>(?<![\w\d.,}])[-+\u2212])?"
+    r"(?<![\w.\d])(?P<int>\d{1,3}(?:(?:,|\{,\})\d{3})+(?!\d)|\d+)(?P<frac>\.\d+)?"
+    r"(?:(?P<exp>[eE][-+]?\d+)|\s*\\times\s*10\^\{?(?P<exp2>[-+]?\d+)\}?)?"
+    r"(?P<pct>\s*(?:\\,|~)?\s*\\%|\s*\\percent\b|%)?"
+)
+_UNIT_AFTER = re.compile(
+    r"(?:\s*(?:pt|mm|cm)\b|(?:in|em|ex|bp|pc|dd|cc|sp|mu|px)\b|\s*\\(?:linewidth|textwidth|columnwidth|textheight|"
+    r"paperwidth|paperheight|hsize|vsize|baselineskip|parindent|parskip|fill|stretch|unitlength|dimexpr))"
+)
+_REF_WORDS = re.compile(
+    r"(?:\b(?:Sections?|Secs?\.|§|Tables?|Tabs?\.|Figures?|Figs?\.|Eqs?\.|Equations?|Chapters?|Ch\.|Appendix|"
+    r"Appendices|Algorithms?|Alg\.|Theorems?|Thm\.|Lemmas?|Corollary|Definitions?|Def\.|Propositions?|Steps?|"
+    r"Lines?|Parts?|Pages?|pp?\.|Rows?|Columns?|No\.|Nos\.|Listings?|Examples?|Exercises?|Rules?|Claims?|"
+    r"Assumptions?|Remarks?|Hypothes[ie]s|Stages?|Phases?|Versions?|Vol\.|Volume|Issue)|§)(?:~|\s|\\ |\()*$",
+    re.IGNORECASE,
+)
+_MONTH_BEFORE = re.compile(
+    r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?[~\s]*(?:\d{1,2},?\s*)?$"
+)
+_PLACEHOLDER_CASED = re.compile(r"(?<![\w\\])(?:TODO|FIXME|XXX|TBD)(?!\w)|\?\?|\\todo\b|\[[Cc]itation needed\]")
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One cite key at its source position."""
+
+    key: str
+    command: str
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Number:
+    """One numeric token as printed, with its value and printed precision."""
+
+    text: str
+    value: Decimal
+    decimals: int
+    percent: bool
+    file: str
+    line: int
+    siunitx: bool = False
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """A TODO-like marker left in the prose."""
+
+    token: str
+    file: str
+    line: int
+
+
+@dataclass
+class Scan:
+    """Everything `scan()` found in one source file."""
+
+    file: str
+    citations: list[Citation] = field(default_factory=list)
+    numbers: list[Number] = field(default_factory=list)
+    placeholders: list[Placeholder] = field(default_factory=list)
+    bibitems: list[tuple[str, int]] = field(default_factory=list)
+    bibliographies: list[tuple[str, int]] = field(default_factory=list)
+    suppressed: dict[int, set[str]] = field(default_factory=dict)
+
+    def is_suppressed(self, line: int, what: str) -> bool:
+        """Return whether `% patchwrite: ignore [what]` covers `line`."""
+        scopes = self.suppressed.get(line)
+        return scopes is not None and (not scopes or what in scopes)
+
+
+def mask(text: str) -> tuple[str, dict[int, str]]:
+    """Return `text` with comments and verbatim content blanked (lines kept), and each line's comment."""
+    out = list(text)
+    comments: dict[int, str] = {}
+    n = len(text)
+    i, line = 0, 1
+    verbatim_end: str | None = None
+    while i < n:
+        ch = text[i]
+        if ch == "\n":
+            line += 1
+            i += 1
+            continue
+        if verbatim_end is not None:
+            if text.startswith(verbatim_end, i):
+                i += len(verbatim_end)
+                verbatim_end = None
+            else:
+                out[i] = " "
+                i += 1
+            continue
+        if ch == "\\":
+            if m := _BEGIN_VERB.match(text, i):
+                verbatim_end = f"\\end{{{m.group(1)}}}"
+                i = m.end()
+                continue
+            if m := _VERB.match(text, i):
+                close = text.find(m.group(1), m.end())
+                stop = text.find("\n", m.end())
+                close = close if close != -1 and (stop == -1 or close < stop) else (stop if stop != -1 else n)
+                for j in range(m.end(), close):
+                    out[j] = " "
+                i = close + 1
+                continue
+            i += 2
+            continue
+        if ch == "%":
+            end = text.find("\n", i)
+            end = n if end == -1 else end
+            comments[line] = text[i + 1 : end]
+            for j in range(i, end):
+                out[j] = " "
+            i = end
+            continue
+        i += 1
+    return "".join(out), comments
+
+
+def _match_group(text: str, i: int, open_ch: str, close_ch: str) -> int:
+    """Return the index just past the group opening at `i`, or -1 when it never closes."""
+    depth = 0
+    j = i
+    n = len(text)
+    while j < n:
+        ch = text[j]
+        if ch == "\\":
+            j += 2
+            continue
+        if ch == open_ch or (ch == "{" and open_ch != "{"):
+            depth += 1
+        elif ch == close_ch or (ch == "}" and close_ch != "}"):
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    return -1
+
+
+def command_args(text: str, i: int, limit: int = 4) -> list[tuple[str, int, int]]:
+    """Return the arguments after a command ending at `i`: ("[", start, end) or ("{", start, end), content bounds."""
+    args: list[tuple[str, int, int]] = []
+    j = i
+    n = len(text)
+    mandatory = 0
+    while j < n and mandatory < limit:
+        k = j
+        newlines = 0
+        while k < n and text[k] in " \t\n*":
+            newlines += text[k] == "\n"
+            k += 1
+        if newlines > 1 or k >= n:
+            break
+        if text[k] == "[":
+            end = _match_group(text, k, "[", "]")
+        elif text[k] == "{":
+            end = _match_group(text, k, "{", "}")
+            mandatory += 1
+        elif text[k] == "(" and args == []:
+            end = _match_group(text, k, "(", ")")  # \cmidrule(lr){2-3}
+        else:
+            break
+        if end == -1:
+            break
+        args.append((text[k], k + 1, end - 1))
+        j = end
+    return args
+
+
+def _structural_ranges(masked: str) -> tuple[list[tuple[int, int]], list[tuple[int, int, str]]]:
+    """Return (structural ranges, siunitx number ranges) of a masked text."""
+    ranges: list[tuple[int, int]] = []
+    siunitx: list[tuple[int, int, str]] = []
+    for m in _CS.finditer(masked):
+        name = m.group(1)
+        if not name[0].isalpha() and name != "\\":
+            continue
+        base = name.rstrip("*")
+        if base == "begin":
+            args = command_args(masked, m.end(), limit=4)
+            if not args or args[0][0] != "{":
+                continue
+            env = masked[args[0][1] : args[0][2]].strip()
+            ranges.append((args[0][1], args[0][2]))
+            wanted = ENV_STRUCTURAL_ARGS.get(env, 0)
+            seen = 0
+            for kind, start, end in args[1:]:
+                if kind == "{":
+                    if seen >= wanted:
+                        break
+                    seen += 1
+                ranges.append((start, end))
+            if env in NONPROSE_ENVS:
+                close = masked.find(f"\\end{{{env}}}", m.end())
+                ranges.append((m.end(), close if close != -1 else len(masked)))
+            continue
+        if base in ("newcommand", "renewcommand", "providecommand", "def") or name in ("newcommand*", "renewcommand*"):
+            args = command_args(masked, m.end(), limit=2)
+            if args and any(p in masked[args[0][1] : args[0][2]] for p in LENGTH_PARAMS):
+                ranges.extend((s, e) for _, s, e in args)
+                continue
+        if base in CITE_COMMANDS or base in ("cites", "nocite"):
+            args = command_args(masked, m.end(), limit=8 if base.endswith("cites") else 1)
+            ranges.extend((s, e) for _, s, e in args)
+            continue
+        args = command_args(masked, m.end(), limit=4)
+        if not args:
+            continue
+        wanted = STRUCTURAL_ARGS.get(name, STRUCTURAL_ARGS.get(base, 0))
+        seen = 0
+        for kind, start, end in args:
+            if kind != "{":
+                ranges.append((start, end))  # options: [width=0.45\linewidth], [t], [2pt]
+                continue
+            if base in ("num", "SI", "qty", "SIrange", "qtyrange", "numrange") and seen == 0:
+                siunitx.append((start, end, base))
+            if base in SIUNITX_UNIT_ARG and seen == SIUNITX_UNIT_ARG[base]:
+                ranges.append((start, end))
+            elif seen < wanted:
+                ranges.append((start, end))
+            seen += 1
+            if seen >= max(wanted, 1) and base not in SIUNITX_UNIT_ARG and base not in ("num", "numrange"):
+                break
+    return _merge(ranges), siunitx
+
+
+def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Return sorted, disjoint ranges covering the same positions."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _inside(ranges: list[tuple[int, int]], starts: list[int], pos: int) -> bool:
+    i = bisect.bisect_right(starts, pos) - 1
+    return i >= 0 and ranges[i][0] <= pos < ranges[i][1]
+
+
+def _value(m: re.Match[str]) -> tuple[Decimal, int] | None:
+    digits = re.sub(r"\{,\}|,", "", m.group("int"))
+    frac = m.group("frac") or ""
+    try:
+        value = Decimal(digits + frac)
+    except InvalidOperation:
+        return None
+    exp = m.group("exp") or (f"e{m.group('exp2')}" if m.group("exp2") else "")
+    if exp:
+        value = value.scaleb(int(exp[1:]))
+    if m.group("sign") in ("-", "\u2212"):
+        value = -value
+    return value, len(frac) - 1 if frac else 0
+
+
+def scan(text: str, file: str = "") -> Scan:
+    """Return the cite keys, numbers, placeholders and bibliography declarations of one source file."""
+    masked, comments = mask(text)
+    result = Scan(file)
+    line_starts = [0] + [i + 1 for i, ch in enumerate(masked) if ch == "\n"]
+
+    def line_of(pos: int) -> int:
+        return bisect.bisect_right(line_starts, pos)
+
+    for line, comment in comments.items():
+        sup = _SUPPRESS.search(comment)
+        if sup:
+            scopes = {w.rstrip("s") for w in sup.group("what").split()}
+            result.suppressed[line] = scopes
+
+    for m in _CS.finditer(masked):
+        name = m.group(1)
+        base = name.rstrip("*")
+        if base in CITE_COMMANDS:
+            limit = 8 if base.lower().endswith("cites") else 1
+            for kind, start, end in command_args(masked, m.end(), limit=limit):
+                if kind != "{":
+                    continue
+                for key in masked[start:end].split(","):
+                    key = key.strip()
+                    if key:
+                        offset = start + masked[start:end].find(key)
+                        result.citations.append(Citation(key, base, file, line_of(offset)))
+        elif base == "bibitem":
+            args = [a for a in command_args(masked, m.end(), limit=1) if a[0] == "{"]
+            if args:
+                result.bibitems.append((masked[args[0][1] : args[0][2]].strip(), line_of(m.start())))
+        elif base in ("bibliography", "addbibresource", "addglobalbib", "addsectionbib"):
+            args = [a for a in command_args(masked, m.end(), limit=1) if a[0] == "{"]
+            if args:
+                for name_ in masked[args[0][1] : args[0][2]].split(","):
+                    if name_.strip():
+                        result.bibliographies.append((name_.strip(), line_of(m.start())))
+
+    ranges, siunitx = _structural_ranges(masked)
+    starts = [r[0] for r in ranges]
+    si_starts = [s for s, _, _ in siunitx]
+    for m in _NUMBER.finditer(masked):
+        pos = m.start("int")
+        if _inside(ranges, starts, pos):
+            continue
+        before = masked[max(0, pos - 40) : pos]
+        k = bisect.bisect_right(si_starts, pos) - 1
+        in_si = k >= 0 and siunitx[k][0] <= pos < siunitx[k][1]
+        if not in_si:
+            prev = masked[pos - 1] if pos else ""
+            if prev in "^_" or before.endswith(("^{", "_{")):
+                continue  # an index or exponent
+            if re.search(r"[A-Za-z]-$", before):
+                continue  # GPT-4, ResNet-50, Top-5
+            after = masked[m.end() : m.end() + 24]
+            if re.match(r"[A-Za-z]", after) and not m.group("pct") and not m.group("exp"):
+                continue  # 3D, 50k, 2x
+            if _UNIT_AFTER.match(after) and not m.group("pct"):
+                continue
+            if _REF_WORDS.search(before) or _MONTH_BEFORE.search(before):
+                continue
+        parsed = _value(m)
+        if parsed is None:
+            continue
+        value, decimals = parsed
+        printed = m.group(0).strip()
+        result.numbers.append(
+            Number(
+                printed,
+                value,
+                decimals,
+                bool(m.group("pct")) or _si_percent(masked, m.end()),
+                file,
+                line_of(pos),
+                in_si,
+            )  # fmt: skip
+        )
+
+    for m in _PLACEHOLDER_CASED.finditer(masked):
+        if not _inside(ranges, starts, m.start()):
+            result.placeholders.append(Placeholder(m.group(0), file, line_of(m.start())))
+    return result
+
+
+def _si_percent(masked: str, end: int) -> bool:
+    return masked.startswith("}{\\percent}", end)
