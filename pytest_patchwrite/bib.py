@@ -8,20 +8,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import bibtexparser
+from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock
 
-from .transaction import InputError, read_text
-
-
-class BibError(InputError):
-    """A `.bib` that could not be fully parsed; the message lists each failed block's line."""
+from .transaction import read_text
 
 
 @dataclass
 class Bibliography:
-    """The keys a manuscript's bibliographies define, with where each was defined."""
+    """The keys a manuscript's bibliographies define, where each was defined, and what failed to parse."""
 
     keys: dict[str, str] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
+    problems: list[tuple[str, int, str]] = field(default_factory=list)
 
     def lookup_case(self, key: str) -> str | None:
         """Return a defined key that differs from `key` only in case, or None."""
@@ -32,17 +30,31 @@ class Bibliography:
         return None
 
 
-def load_bib(path: Path) -> dict[str, str]:
-    """Return {key: "file:line"} for every entry of a `.bib`; raise BibError on blocks it cannot parse."""
+def load_bib(path: Path) -> tuple[dict[str, str], list[tuple[str, int, str]]]:
+    """Return ({key: "file:line"}, [(file, line, problem)]) for one `.bib`.
+
+    Blocks bibtexparser cannot parse are problems, located at their line; the
+    entries it did parse still count. A repeated `@string` is no problem (bibtex
+    lets the later one win); a repeated entry key is (bibtex stops on it).
+    """
     text = read_text(path)
     library = bibtexparser.parse_string(text)
-    if library.failed_blocks:
-        problems = []
-        for block in library.failed_blocks:
-            first = str(block.error).splitlines()[0] if getattr(block, "error", None) else "cannot be parsed"
-            problems.append(f"{path}:{block.start_line + 1}: {first}")
-        raise BibError(path, "bibtexparser could not parse it:\n" + "\n".join(problems))
-    return {entry.key: f"{path}:{entry.start_line + 1}" for entry in library.entries}
+    keys = {entry.key: f"{path}:{entry.start_line + 1}" for entry in library.entries}
+    problems: list[tuple[str, int, str]] = []
+    for block in library.failed_blocks:
+        line = block.start_line + 1
+        raw = (block.raw or "").lstrip().lower()
+        if isinstance(block, DuplicateBlockKeyBlock):
+            if not raw.startswith("@string"):
+                problems.append((str(path), line, f"entry key {block.key} is defined twice (bibtex reports an error)"))
+            continue
+        if isinstance(block, DuplicateFieldKeyBlock):
+            keys.setdefault(block.key, f"{path}:{line}")
+            continue
+        error = getattr(block, "error", None)
+        lines = [item for item in str(error or "").splitlines() if item.strip()]
+        problems.append((str(path), line, lines[0] if lines else f"cannot be parsed ({type(error).__name__})"))
+    return keys, problems
 
 
 def resolve_bib(name: str, directory: Path) -> Path | None:
@@ -62,7 +74,9 @@ def load_bibliography(paths: list[Path]) -> Bibliography:
     """Return the union of the keys of several `.bib` files."""
     bibliography = Bibliography()
     for path in paths:
-        for key, where in load_bib(path).items():
+        keys, problems = load_bib(path)
+        for key, where in keys.items():
             bibliography.keys.setdefault(key, where)
+        bibliography.problems.extend(problems)
         bibliography.files.append(path)
     return bibliography

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 VERBATIM_ENVS = ("verbatim", "verbatim*", "Verbatim", "lstlisting", "minted", "comment", "alltt", "filecontents",
-                 "filecontents*", "BVerbatim", "LVerbatim")  # fmt: skip
+                 "filecontents*", "BVerbatim", "LVerbatim", "CCSXML")  # fmt: skip
 # environments whose numbers are coordinates, styles or reference data, never results
 NONPROSE_ENVS = ("tikzpicture", "pgfpicture", "axis", "picture", "thebibliography", "pspicture")
 
@@ -33,7 +33,7 @@ STRUCTURAL_ARGS: dict[str, int] = {
         pagenumbering linespread vspace vspace* hspace hspace* vskip hskip kern cline cmidrule label* end
         newcounter stepcounter refstepcounter numberwithin author affiliation affil address institute email
         IEEEauthorblockN IEEEauthorblockA IEEEoverridecommandlockouts orcid doi thanks acmConference acmYear
-        acmISBN acmDOI acmPrice copyrightyear setcopyright received revised accepted keywords""".split(),
+        acmISBN acmDOI acmPrice copyrightyear setcopyright received revised accepted keywords version""".split(),
         1,
     ),
     **dict.fromkeys("setlength addtolength setcounter addtocounter textcolor colorbox fontsize href".split(), 1),
@@ -323,7 +323,7 @@ def scan(text: str, file: str = "") -> Scan:
     """Return the cite keys, numbers, placeholders and bibliography declarations of one source file."""
     masked, comments = mask(text)
     result = Scan(file)
-    line_starts = [0] + [i + 1 for i, ch in enumerate(masked) if ch == "\n"]
+    line_starts = [0] + [m.end() for m in re.finditer("\n", masked)]
 
     def line_of(pos: int) -> int:
         return bisect.bisect_right(line_starts, pos)

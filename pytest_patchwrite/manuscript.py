@@ -6,13 +6,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .latex import mask
 from .transaction import read_text
 
 ENGINES = ("pdflatex", "xelatex", "lualatex")
 
 _MAGIC = re.compile(r"^\s*%\s*!\s*(?P<scope>TeX|TEX|tex|patchwrite)\s+(?:TS-)?(?P<key>[\w-]+)\s*=\s*(?P<value>.*?)\s*$")
-_DOCCLASS = re.compile(r"^[^%\n]*\\documentclass\b", re.MULTILINE)
-_BEGIN_DOC = re.compile(r"^[^%\n]*\\begin\{document\}", re.MULTILINE)
+_DOCCLASS = re.compile(r"\\documentclass\b")
+_BEGIN_DOC = re.compile(r"\\begin\{document\}")
 _INCLUDE = re.compile(r"\\(?P<cmd>input|include|subfile|subfileinclude)\s*\{(?P<name>[^{}]+)\}")
 
 
@@ -54,7 +55,7 @@ def infer_engine(text: str) -> str | None:
     named = engine_from_magic(text)
     if named:
         return named
-    preamble = "\n".join(strip_comment(line) for line in text.split("\\begin{document}", 1)[0].splitlines())
+    preamble = mask(text)[0].split("\\begin{document}", 1)[0]
     if _NEEDS_LUATEX.search(preamble):
         return "lualatex"
     if _NEEDS_XETEX.search(preamble):
@@ -64,24 +65,12 @@ def infer_engine(text: str) -> str | None:
 
 def is_root(text: str) -> bool:
     """Return whether `text` is a root document: `\\documentclass` before `\\begin{document}`."""
-    doc = _DOCCLASS.search(text)
+    masked = mask(text)[0]
+    doc = _DOCCLASS.search(masked)
     if not doc:
         return False
-    begin = _BEGIN_DOC.search(text)
+    begin = _BEGIN_DOC.search(masked)
     return begin is None or doc.start() < begin.start()
-
-
-def strip_comment(line: str) -> str:
-    """Return `line` without its `%` comment (`\\%` is a percent sign, `\\\\%` starts a comment)."""
-    i = 0
-    while i < len(line):
-        if line[i] == "\\":
-            i += 2
-            continue
-        if line[i] == "%":
-            return line[:i]
-        i += 1
-    return line
 
 
 def resolve_input(base: Path, name: str) -> Path | None:
@@ -123,8 +112,8 @@ def load_manuscript(root: Path | str, overrides: dict[Path, str] | None = None) 
         text = overrides[path] if path in overrides else read_text(path)
         manuscript.files.append(path)
         manuscript.texts[path] = text
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            for match in _INCLUDE.finditer(strip_comment(line)):
+        for lineno, line in enumerate(mask(text)[0].splitlines(), start=1):
+            for match in _INCLUDE.finditer(line):
                 target = resolve_input(manuscript.directory, match.group("name"))
                 if target is None:
                     manuscript.missing.append((path, lineno, match.group("name")))

@@ -9,6 +9,7 @@ TEX_PACKAGES=(
   texlive-latex-base texlive-latex-recommended latexmk  # pdflatex, bibtex, natbib
   texlive-xetex texlive-lang-chinese                    # xelatex and ctexart
   texlive-bibtex-extra biber                            # biblatex documents
+  texlive-publishers                                   # IEEEtran, IEEEabrv.bib, elsarticle
 )
 
 missing=()

@@ -88,3 +88,27 @@ def test_usage_error_exit_2() -> None:
     proc = run("frobnicate")
     assert proc.returncode == 2
     assert "invalid choice" in proc.stderr
+
+
+def test_check_json_shape_and_exit_codes(tmp_path: Path) -> None:
+    import shutil
+
+    from conftest import require_tool
+
+    require_tool("pdflatex")
+    paper = tmp_path / "paper"
+    shutil.copytree(Path(__file__).parent.parent / "examples" / "paper", paper)
+    proc = run("check", str(paper / "main.tex"), "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = json.loads(proc.stdout)
+    gates = out["manuscripts"][0]["gates"]
+    assert set(gates) == {"compile", "citations", "numbers", "placeholders"}
+    assert all(g["ok"] is True and g["violations"] == [] for g in gates.values())
+    results = paper / "sections" / "results.tex"
+    results.write_text(results.read_text().replace("91.4\\%", "99.9\\%").replace("lee2019", "fake2024"))
+    proc = run("check", str(paper / "main.tex"))
+    assert proc.returncode == 1
+    assert "sections/results.tex:3: unattested_number 99.9\\% is not attested" in proc.stdout
+    assert "sections/results.tex:3: unknown_cite fake2024" in proc.stdout
+    proc = run("check", str(paper / "sections" / "results.tex"))
+    assert proc.returncode == 2 and "not a root manuscript" in proc.stderr

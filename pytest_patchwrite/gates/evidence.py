@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from ..bib import BibError, Bibliography, load_bibliography, resolve_bib
+from ..bib import Bibliography, load_bibliography, resolve_bib
 from ..explog import EvidenceLog, load_logs
 from ..latex import Scan, scan
 from ..manuscript import Manuscript, load_manuscript, magic_comments
@@ -80,14 +80,8 @@ def _bibliography(
             elif found not in paths:
                 paths.append(found)
     paths.extend(p for p in config.bibs if p not in paths)
-    try:
-        bibliography = load_bibliography(paths)
-    except BibError as exc:
-        first = exc.problem.splitlines()[1] if "\n" in exc.problem else exc.problem
-        file, _, rest = first.partition(":")
-        line, _, message = rest.partition(":")
-        problems.append(Violation("bib_error", file, int(line) if line.isdigit() else 0, "", message.strip()))
-        bibliography = Bibliography(files=paths)
+    bibliography = load_bibliography(paths)
+    problems.extend(Violation("bib_error", file, line, "", message) for file, line, message in bibliography.problems)
     for s in scans:
         for key, line in s.bibitems:
             bibliography.keys.setdefault(key, f"{s.file}:{line}")
