@@ -63,7 +63,8 @@ def citations_result(evidence: EvidenceReport, report: CompileReport | None) -> 
     """Return the citations item's verdict: the cite lock plus what the engine left undefined."""
     violations = list(evidence.citations)
     seen = {v.token for v in violations}
-    if report is not None:
+    # warnings of a run that stopped at an error are noise: nothing after the error was resolved
+    if report is not None and report.ok:
         for m in report.messages:
             if m.kind in ("undefined_citation", "undefined_reference") and m.token not in seen:
                 seen.add(m.token)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,6 +12,9 @@ from .latex import mask
 from .transaction import read_text
 
 ENGINES = ("pdflatex", "xelatex", "lualatex")
+_SKIP_DIRS = {"__pycache__", "node_modules"}
+_STALE_SUFFIXES = (".aux", ".log", ".pdf", ".bbl", ".blg", ".bcf", ".run.xml", ".toc", ".lof", ".lot", ".out",
+                   ".fls", ".fdb_latexmk", ".synctex.gz", ".nav", ".snm", ".xdv")  # fmt: skip
 
 _MAGIC = re.compile(r"^\s*%\s*!\s*(?P<scope>TeX|TEX|tex|patchwrite)\s+(?:TS-)?(?P<key>[\w-]+)\s*=\s*(?P<value>.*?)\s*$")
 _DOCCLASS = re.compile(r"\\documentclass\b")
@@ -146,3 +151,31 @@ def find_root(path: Path | str, levels: int = 3) -> Path:
             break
         directory = directory.parent
     return path
+
+
+def copy_manuscript_dir(src: Path, dst: Path, job: str) -> list[tuple[str, Path]]:
+    """Copy a manuscript directory; return (relpath, source) for each copied file.
+
+    Left out: dot-files and dot-directories (VCS data, caches; TeX under
+    `openin_any=p` cannot open them anyway), the job's stale build outputs, and
+    symlinks that leave the directory: a pull request must not smuggle
+    `/etc/passwd` in as `notes.tex`.
+    """
+    copied: list[tuple[str, Path]] = []
+    src_real = src.resolve()
+    stale = {f"{job}{suffix}" for suffix in _STALE_SUFFIXES} if job else set()
+    for dirpath, dirnames, filenames in os.walk(src):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        rel_dir = Path(dirpath).relative_to(src)
+        for name in sorted(filenames):
+            if name.startswith(".") or (rel_dir == Path(".") and name in stale):
+                continue
+            source = Path(dirpath) / name
+            real = source.resolve()
+            if not real.is_file() or (source.is_symlink() and not real.is_relative_to(src_real)):
+                continue
+            target = dst / rel_dir / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(real, target)
+            copied.append((str(rel_dir / name), source))
+    return copied

@@ -23,9 +23,11 @@ class Violation:
         file = self.file
         if root is not None and file:
             try:
-                file = os.path.relpath(file, root)
+                relative = os.path.relpath(file, root)
             except ValueError:
-                pass
+                relative = file
+            # a path far outside the working directory reads better absolute
+            file = relative if not relative.startswith("..") else file
         head = f"{file}:{self.line}: " if file else ""
         token = f" {self.token}" if self.token else ""
         return f"{head}{self.kind}{token} {self.message}".rstrip()

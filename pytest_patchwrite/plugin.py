@@ -1,9 +1,306 @@
-"""The pytest plugin: markers, options and fixtures for manuscripts."""
+"""The pytest plugin: root manuscripts become test items, one per gate."""
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
 import pytest
+
+from . import hookspecs
+from .check import CheckOptions, citations_result, compile_result, numbers_result, placeholders_result
+from .fixtures import assert_head_invariant, assert_preserved, manuscript, pytest_assertrepr_compare, try_patch
+from .gates.compile import CompileReport, EngineMissing
+from .gates.evidence import evaluate
+from .manuscript import is_root, load_manuscript
+from .model import GateResult, PatchContext, Violation
+from .transaction import InputError, read_text
+
+__all__ = ["assert_head_invariant", "assert_preserved", "manuscript", "pytest_assertrepr_compare", "try_patch"]
+
+ITEMS = ("compile", "citations", "numbers", "placeholders")
+NO_LOG = "no experimental log declared: set patchwrite_log or add % !patchwrite log = ... to the manuscript"
+SETTINGS = pytest.StashKey["Settings"]()
+SHARED_DIR_KEY = "patchwrite_shared_dir"
+
+
+@dataclass
+class Settings:
+    """The plugin's configuration, resolved once per session (ini, then command line)."""
+
+    options: CheckOptions
+    collect: bool
+    max_span: int
+    report: Path | None
+    shared_dir: Path
+    owns_shared_dir: bool
+    extra_gates: list[Any] = field(default_factory=list)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("patchwrite", "LaTeX manuscripts (pytest-patchwrite)")
+    group.addoption(
+        "--patchwrite-engine",
+        dest="patchwrite_engine",
+        default=None,
+        choices=("pdflatex", "xelatex", "lualatex"),
+        help="force this TeX engine for every manuscript",
+    )
+    group.addoption(
+        "--patchwrite-no-cache",
+        dest="patchwrite_no_cache",
+        action="store_true",
+        default=False,
+        help="compile even when a verdict for the same bytes is cached",
+    )
+    group.addoption(
+        "--patchwrite-report",
+        dest="patchwrite_report",
+        default=None,
+        metavar="FILE",
+        help="write every manuscript's verdicts as JSON (the `patchwrite check --json` shape)",
+    )
+    group.addoption(
+        "--patchwrite-timeout",
+        dest="patchwrite_timeout",
+        default=None,
+        type=float,
+        metavar="S",
+        help="seconds before a compile is killed (default: ini patchwrite_timeout, 60)",
+    )
+    parser.addini("patchwrite_collect", "collect root .tex manuscripts as test items", type="bool", default=True)
+    parser.addini("patchwrite_bib", "bibliographies every manuscript may cite from", type="paths", default=[])
+    parser.addini("patchwrite_log", "experimental logs that attest numbers (globs allowed)", type="paths", default=[])
+    parser.addini("patchwrite_engine", "default engine when a manuscript names none", default="pdflatex")
+    parser.addini("patchwrite_numbers", "number policy: decimals, all, strict or off", default="decimals")
+    parser.addini("patchwrite_allow", "numbers allowed without a log", type="args", default=[])
+    parser.addini("patchwrite_timeout", "seconds before a compile is killed", default="60")
+    parser.addini("patchwrite_max_span", "longest EDIT span the try_patch fixture accepts", default="40")
+
+
+def _settings(config: pytest.Config) -> Settings:
+    policy = str(config.getini("patchwrite_numbers")).strip().lower()
+    if policy not in ("decimals", "all", "strict", "off"):
+        raise pytest.UsageError(f"patchwrite_numbers = {policy!r}: use decimals, all, strict or off")
+    default_engine = str(config.getini("patchwrite_engine")).strip() or "pdflatex"
+    if default_engine not in ("pdflatex", "xelatex", "lualatex"):
+        raise pytest.UsageError(f"patchwrite_engine = {default_engine!r}: use pdflatex, xelatex or lualatex")
+    try:
+        timeout = config.option.patchwrite_timeout or float(config.getini("patchwrite_timeout"))
+        max_span = int(config.getini("patchwrite_max_span"))
+    except ValueError as exc:
+        raise pytest.UsageError(f"patchwrite_timeout / patchwrite_max_span: {exc}") from exc
+    cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider
+    cache_dir = cache.mkdir("patchwrite") if cache is not None else None
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and SHARED_DIR_KEY in workerinput:
+        shared, owns = Path(workerinput[SHARED_DIR_KEY]), False
+    else:
+        shared, owns = Path(tempfile.mkdtemp(prefix="patchwrite-session-")), True
+    options = CheckOptions(
+        engine=config.option.patchwrite_engine,
+        default_engine=default_engine,
+        timeout=timeout,
+        use_cache=not config.option.patchwrite_no_cache,
+        cache_dir=cache_dir,
+        bibs=[Path(p) for p in config.getini("patchwrite_bib")],
+        logs=[Path(p) for p in config.getini("patchwrite_log")],
+        numbers="decimals" if policy == "strict" else policy,
+        strict=policy == "strict",
+        allow_numbers=list(config.getini("patchwrite_allow")),
+    )
+    report = Path(config.option.patchwrite_report) if config.option.patchwrite_report else None
+    return Settings(options, bool(config.getini("patchwrite_collect")), max_span, report, shared, owns)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "patchwrite: a check of a LaTeX manuscript by pytest-patchwrite")
+    settings = _settings(config)
+    gates = config.pluginmanager.hook.pytest_patchwrite_gates(config=config)
+    settings.extra_gates = [gate for batch in gates if batch for gate in batch]
+    config.stash[SETTINGS] = settings
+    config.pluginmanager.register(Recorder(config), "patchwrite-recorder")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(), "patchwrite-xdist")
+
+
+class _XdistHooks:
+    """Hands the shared result directory to every xdist worker (the pytest-mypy pattern)."""
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[SHARED_DIR_KEY] = str(node.config.stash[SETTINGS].shared_dir)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    settings = config.stash.get(SETTINGS, None)
+    if settings is not None and settings.owns_shared_dir:
+        shutil.rmtree(settings.shared_dir, ignore_errors=True)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ManuscriptFile | None:
+    settings = parent.config.stash[SETTINGS]
+    if file_path.suffix != ".tex" or not settings.collect:
+        return None
+    try:
+        head = file_path.read_bytes()[:200_000].decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    if not is_root(head):
+        return None
+    return ManuscriptFile.from_parent(parent, path=file_path)
+
+
+def shared_compile(settings: Settings, root: Path) -> tuple[CompileReport, bool]:
+    """Return the session's one compile of `root` and whether this call performed it (also across xdist workers)."""
+    key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:20]
+    result = settings.shared_dir / f"{key}.json"
+    with open(settings.shared_dir / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if result.exists():
+            return CompileReport.from_json(json.loads(result.read_text())), False
+        report = settings.options.compile_gate(root).compile(root)
+        result.write_text(json.dumps(report.to_json()))
+        return report, True
+
+
+class ManuscriptFailure(Exception):
+    """A gate found violations; shown as `relpath:line: kind token message` lines."""
+
+    def __init__(self, violations: list[Violation]) -> None:
+        super().__init__(f"{len(violations)} violation(s)")
+        self.violations = violations
+
+
+class ManuscriptFile(pytest.File):
+    """A root manuscript: one item per gate."""
+
+    def collect(self) -> list[ManuscriptItem]:
+        try:
+            read_text(self.path)
+        except InputError as exc:
+            raise self.CollectError(f"patchwrite: {exc}") from None
+        settings = self.config.stash[SETTINGS]
+        names = [*ITEMS, *(g.stage for g in settings.extra_gates if g.stage not in ITEMS)]
+        return [ManuscriptItem.from_parent(self, name=name) for name in names]
+
+
+class ManuscriptItem(pytest.Item):
+    """One gate's verdict on one manuscript."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.add_marker("patchwrite")
+
+    def runtest(self) -> None:
+        settings = self.config.stash[SETTINGS]
+        result = self._verdict(settings)
+        if result.details.get("cached"):
+            result.details["performed_compile"] = False  # a verdict cache hit ran no engine
+        data = {"path": str(self.path), "gate": self.name, "result": result.to_json(), "seconds": result.seconds}
+        self.user_properties.append(("patchwrite", data))
+        if not result.ok:
+            raise ManuscriptFailure(result.violations)
+
+    def _verdict(self, settings: Settings) -> GateResult:
+        root = self.path
+        if self.name == "compile":
+            try:
+                report, performed = shared_compile(settings, root)
+            except EngineMissing as exc:
+                pytest.skip(str(exc))
+            result = compile_result(report)
+            result.details["performed_compile"] = performed
+            return result
+        evidence = evaluate(load_manuscript(root), settings.options.evidence_config())
+        if self.name == "citations":
+            try:
+                report, performed = shared_compile(settings, root)
+            except EngineMissing:
+                report, performed = None, False
+            result = citations_result(evidence, report)
+            result.details["performed_compile"] = performed and report is not None and not report.cached
+            return result
+        if self.name == "numbers":
+            numbers = numbers_result(evidence)
+            if numbers is None:
+                pytest.skip(NO_LOG)
+            return numbers
+        if self.name == "placeholders":
+            return placeholders_result(evidence)
+        gate = next(g for g in settings.extra_gates if g.stage == self.name)
+        text = read_text(root)
+        return gate.check(text, PatchContext(root, text))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ManuscriptFailure):
+            base = self.config.invocation_params.dir
+            return "\n".join(v.format(base) for v in excinfo.value.violations)
+        if isinstance(excinfo.value, InputError):
+            return f"patchwrite: {excinfo.value}"
+        return str(super().repr_failure(excinfo, style))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"[patchwrite] {self.path.name}::{self.name}"
+
+
+class Recorder:
+    """Collects every item's verdict on the controller (xdist forwards reports there) for the summary and report."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.verdicts: dict[str, dict[str, Any]] = {}
+        self.skipped: set[tuple[str, str]] = set()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
+            return
+        for name, data in report.user_properties:
+            if name == "patchwrite" and isinstance(data, dict):
+                self.verdicts.setdefault(data["path"], {})[data["gate"]] = data
+        if report.skipped and report.nodeid.rsplit("::", 1)[-1] in ITEMS:
+            self.skipped.add(tuple(report.nodeid.rsplit("::", 1)))  # type: ignore[arg-type]
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        settings = self.config.stash[SETTINGS]
+        if settings.report is None or hasattr(self.config, "workerinput"):
+            return
+        manuscripts = []
+        for path in sorted(self.verdicts):
+            verdicts = self.verdicts[path]
+            gates = {gate: data["result"] for gate, data in sorted(verdicts.items())}
+            compiles = sum(1 for data in verdicts.values() if data["result"].get("performed_compile"))
+            manuscripts.append({"path": path, "gates": gates, "compiles": compiles})
+        settings.report.parent.mkdir(parents=True, exist_ok=True)
+        settings.report.write_text(json.dumps({"manuscripts": manuscripts}, indent=2) + "\n")
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if hasattr(self.config, "workerinput") or not self.verdicts:
+            return
+        passed: dict[str, int] = {}
+        seen: dict[str, int] = {}
+        seconds, hits, compiles = 0.0, 0, 0
+        for gates in self.verdicts.values():
+            for gate, data in gates.items():
+                seen[gate] = seen.get(gate, 0) + 1
+                passed[gate] = passed.get(gate, 0) + bool(data["result"]["ok"])
+                compiles += bool(data["result"].get("performed_compile"))
+                if gate == "compile":
+                    seconds += float(data["result"].get("seconds", 0.0))
+                    hits += bool(data["result"].get("cached"))
+        terminalreporter.write_sep("-", "patchwrite")
+        terminalreporter.write_line(f"manuscripts checked: {len(self.verdicts)}")
+        parts = [f"{gate} {passed[gate]}/{seen[gate]} passed" for gate in sorted(seen)]
+        skipped = f"; {len(self.skipped)} skipped" if self.skipped else ""
+        terminalreporter.write_line("; ".join(parts) + skipped)
+        terminalreporter.write_line(f"compiles: {compiles} ({seconds:.2f} s); verdict cache hits: {hits}")

@@ -15,8 +15,15 @@ def test_is_root() -> None:
 
 
 def test_magic_comments_only_at_the_top() -> None:
-    text = "% !TEX program = xelatex\n%!TEX root = ../main.tex\n% !patchwrite log = a.json, b.csv\n\nx\n% !patchwrite numbers = all\n"
-    assert magic_comments(text) == {"tex.program": "xelatex", "tex.root": "../main.tex", "patchwrite.log": "a.json, b.csv"}
+    text = (
+        "% !TEX program = xelatex\n%!TEX root = ../main.tex\n% !patchwrite log = a.json, b.csv\n"
+        "\nx\n% !patchwrite numbers = all\n"
+    )
+    assert magic_comments(text) == {
+        "tex.program": "xelatex",
+        "tex.root": "../main.tex",
+        "patchwrite.log": "a.json, b.csv",
+    }
 
 
 def test_infer_engine() -> None:
@@ -32,7 +39,9 @@ def test_load_follows_inputs_once_and_reports_missing(tmp_path: Path) -> None:
     (tmp_path / "sec" / "a.tex").write_text("A \\input{sec/b}\n% \\input{sec/commented}\n")
     (tmp_path / "sec" / "b.tex").write_text("B \\input{sec/a}\n")
     root = tmp_path / "main.tex"
-    root.write_text("\\documentclass{article}\n\\begin{document}\n\\input{sec/a}\n\\include{sec/b}\n\\input{nope}\n\\end{document}\n")
+    root.write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\input{sec/a}\n\\include{sec/b}\n\\input{nope}\n\\end{document}\n"
+    )
     manuscript = load_manuscript(root)
     assert [p.name for p in manuscript.files] == ["main.tex", "a.tex", "b.tex"]
     assert [(p.name, line, name) for p, line, name in manuscript.missing] == [("main.tex", 5, "nope")]

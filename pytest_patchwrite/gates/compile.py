@@ -14,15 +14,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..manuscript import ENGINES, infer_engine
+from ..manuscript import ENGINES, copy_manuscript_dir, infer_engine
 from ..model import GateResult, PatchContext, Violation
 from ..texlog import ERROR, FATAL, LogMessage, needs_rerun, parse_blg, parse_tex_log
 from ..transaction import read_text
 
 CACHE_VERSION = "1"
-_SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", "node_modules", ".venv", ".tox"}
-_STALE_SUFFIXES = (".aux", ".log", ".pdf", ".bbl", ".blg", ".bcf", ".run.xml", ".toc", ".lof", ".lot", ".out",
-                   ".fls", ".fdb_latexmk", ".synctex.gz", ".nav", ".snm", ".xdv")  # fmt: skip
 
 
 class EngineMissing(RuntimeError):
@@ -89,35 +86,6 @@ def sandbox_env() -> dict[str, str]:
     return env
 
 
-def _copy_sources(src: Path, dst: Path, job: str) -> list[tuple[str, Path]]:
-    """Copy the manuscript directory into the sandbox; return (relpath, source) for each copied file.
-
-    Symlinks are followed only when they stay inside the manuscript directory: a
-    pull request must not smuggle `/etc/passwd` in as `notes.tex`.
-    """
-    copied: list[tuple[str, Path]] = []
-    src_real = src.resolve()
-    for dirpath, dirnames, filenames in os.walk(src):
-        # TeX under openin_any=p cannot open dot-files anyway; caches and VCS data live there
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-        rel_dir = Path(dirpath).relative_to(src)
-        for name in sorted(filenames):
-            source = Path(dirpath) / name
-            rel = rel_dir / name
-            if name.startswith(".") or (
-                rel_dir == Path(".") and name.startswith(job) and name.endswith(_STALE_SUFFIXES)
-            ):
-                continue
-            real = source.resolve()
-            if not real.is_file() or (source.is_symlink() and not real.is_relative_to(src_real)):
-                continue
-            target = dst / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(real, target)
-            copied.append((str(rel), source))
-    return copied
-
-
 class CompileGate:
     """Compile a candidate with a real engine; pass only on a clean log and a real PDF."""
 
@@ -173,7 +141,7 @@ class CompileGate:
         with tempfile.TemporaryDirectory(prefix="patchwrite-") as tmp:
             work = Path(tmp)
             job = root.stem
-            copied = _copy_sources(root.parent, work, job)
+            copied = copy_manuscript_dir(root.parent, work, job)
             for path, text in overrides.items():
                 rel = path.relative_to(root.parent)
                 (work / rel).parent.mkdir(parents=True, exist_ok=True)
