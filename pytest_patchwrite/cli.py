@@ -99,6 +99,61 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
+def cmd_inject(args: argparse.Namespace) -> int:
+    """Inject one of the eight faults into FILE."""
+    from .corpus import FaultNotApplicable, inject
+
+    path = Path(args.file)
+    text = read_text(path)
+    try:
+        fault = inject(text, args.fault)
+    except FaultNotApplicable as exc:
+        raise InputError(path, str(exc)) from None
+    if args.output == "-":
+        sys.stdout.write(fault.broken)
+    else:
+        Path(args.output).write_text(fault.broken, encoding="utf-8", newline="")
+    where = path if args.output == "-" else args.output
+    print(f"{where}:{fault.line}: {fault.name} ({fault.fault_class}): {fault.note}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _csv(value: str | None, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
+    if not value:
+        return allowed
+    chosen = tuple(v.strip() for v in value.split(",") if v.strip())
+    unknown = [v for v in chosen if v not in allowed]
+    if unknown:
+        raise InputError(f"--{what}", f"unknown {what} {', '.join(unknown)}; choose from {', '.join(allowed)}")
+    return chosen
+
+
+def cmd_stress(args: argparse.Namespace) -> int:
+    """Run the oracle stress test and write summary.json, slices.json and jobs.jsonl."""
+    from .corpus import BUILDS, FAULTS, select
+    from .corpus.stress import CONDITIONS, StressOptions, format_table, print_progress, run_stress
+
+    if args.build not in BUILDS:
+        raise InputError("--build", f"unknown build {args.build}; use {' or '.join(BUILDS)}")
+    try:
+        docs = select(args.corpus, args.docs.split(",") if args.docs else None)
+    except ValueError as exc:
+        raise InputError("--corpus/--docs", str(exc)) from None
+    options = StressOptions(
+        faults=_csv(args.faults, FAULTS, "faults"),
+        conditions=_csv(args.conditions, CONDITIONS, "conditions"),
+        build=args.build,
+        engine=args.engine,
+        timeout=args.timeout or 60.0,
+    )
+    progress = print_progress if sys.stderr.isatty() or args.progress else None
+    summary = run_stress([d.id for d in docs], options, Path(args.out), args.jobs, progress)
+    print(format_table(summary))
+    written = f"{args.out}/summary.json, slices.json, jobs.jsonl"
+    print(f"{summary['n_jobs']} jobs in {summary['wall_seconds']:.1f} s; wrote {written}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of every subcommand."""
     parser = _Parser(prog="patchwrite", description="Bounded, gated edits of LaTeX manuscripts.")
@@ -125,6 +180,26 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-cache", action="store_true", help="compile even when a verdict is cached")
     check.add_argument("--json", action="store_true")
     check.set_defaults(func=cmd_check)
+
+    inject = sub.add_parser("inject", help="inject one of the paper's eight faults into FILE")
+    inject.add_argument("file")
+    inject.add_argument("--fault", required=True, help="fake_cite, bad_number, todo, swapped_acc, broken_math, "
+                        "unmatched_brace, unclosed_env or undefined_cmd")  # fmt: skip
+    inject.add_argument("-o", "--output", default="-", help="where to write the broken text (default: stdout)")
+    inject.set_defaults(func=cmd_inject)
+
+    stress = sub.add_parser("stress", help="rerun the paper's oracle stress test (Table 2)")
+    stress.add_argument("--out", required=True, help="directory for summary.json, slices.json and jobs.jsonl")
+    stress.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    stress.add_argument("--engine", choices=("pdflatex", "xelatex", "lualatex"), default=None)
+    stress.add_argument("--faults", default=None, help="comma-separated subset of the eight faults")
+    stress.add_argument("--conditions", default=None, help="comma-separated subset of the conditions")
+    stress.add_argument("--corpus", default=None, help="en, zh or en,zh (default: all 24 manuscripts)")
+    stress.add_argument("--docs", default=None, help="comma-separated manuscript ids")
+    stress.add_argument("--build", default="surrogate", help="surrogate (the paper's, pdflatex) or ctex (xelatex)")
+    stress.add_argument("--timeout", type=float, default=None)
+    stress.add_argument("--progress", action="store_true", help="print progress even when stderr is not a terminal")
+    stress.set_defaults(func=cmd_stress)
     return parser
 
 

@@ -15,6 +15,9 @@ import pytest
 
 from . import hookspecs
 from .check import CheckOptions, citations_result, compile_result, numbers_result, placeholders_result
+from .faultcase import add_options as add_fault_options
+from .faultcase import fault_case
+from .faultcase import generate as generate_fault_cases
 from .fixtures import assert_head_invariant, assert_preserved, manuscript, pytest_assertrepr_compare, try_patch
 from .gates.compile import CompileReport, EngineMissing
 from .gates.evidence import evaluate
@@ -22,7 +25,14 @@ from .manuscript import is_root, load_manuscript
 from .model import GateResult, PatchContext, Violation
 from .transaction import InputError, read_text
 
-__all__ = ["assert_head_invariant", "assert_preserved", "manuscript", "pytest_assertrepr_compare", "try_patch"]
+__all__ = [
+    "assert_head_invariant",
+    "assert_preserved",
+    "fault_case",
+    "manuscript",
+    "pytest_assertrepr_compare",
+    "try_patch",
+]
 
 ITEMS = ("compile", "citations", "numbers", "placeholders")
 NO_LOG = "no experimental log declared: set patchwrite_log or add % !patchwrite log = ... to the manuscript"
@@ -78,6 +88,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="S",
         help="seconds before a compile is killed (default: ini patchwrite_timeout, 60)",
     )
+    add_fault_options(parser)
     parser.addini("patchwrite_collect", "collect root .tex manuscripts as test items", type="bool", default=True)
     parser.addini("patchwrite_bib", "bibliographies every manuscript may cite from", type="paths", default=[])
     parser.addini("patchwrite_log", "experimental logs that attest numbers (globs allowed)", type="paths", default=[])
@@ -140,6 +151,11 @@ class _XdistHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[SHARED_DIR_KEY] = str(node.config.stash[SETTINGS].shared_dir)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "fault_case" in metafunc.fixturenames:
+        generate_fault_cases(metafunc)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

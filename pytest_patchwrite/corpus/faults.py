@@ -1,0 +1,175 @@
+"""The paper's eight faults, injected into any manuscript, with their oracle repairs and checks."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..edit import Edit, line_ending
+from ..latex import mask, scan
+from .documents import FAKE_KEY
+
+CONTENT_FAULTS = ("fake_cite", "bad_number", "todo", "swapped_acc")
+COMPILE_FAULTS = ("broken_math", "unmatched_brace", "unclosed_env", "undefined_cmd")
+FAULTS = CONTENT_FAULTS + COMPILE_FAULTS
+UNDEFINED_COMMAND = "\\patchwriteundefined"
+TODO_LINE = "TODO: check these results."
+ORACLE_COMMENT = "%"
+
+_SECTION = re.compile(r"\\(?:section|chapter)\*?\s*[\[{]")
+_CITE = re.compile(r"\\[A-Za-z]*cite[A-Za-z]*\*?")
+_NUMERIC_PART = re.compile(r"^[-+]?[\d.,{}]+(?:[eE][-+]?\d+)?")
+
+NOTES = {
+    "fake_cite": "Line {line} cites a reference that is not in the bibliography.",
+    "bad_number": "A number on line {line} does not match the experimental log.",
+    "todo": "Line {line} is a leftover placeholder.",
+    "swapped_acc": "The two reported values on line {line} are in each other's places.",
+    "broken_math": "Line {line} has a stray math-mode delimiter, so the document does not compile.",
+    "unmatched_brace": "Line {line} has an unbalanced brace next to a citation, so the document does not compile.",
+    "unclosed_env": "An environment opened on line {line} is never closed, so the document does not compile.",
+    "undefined_cmd": "Line {line} uses a command that is not defined, so the document does not compile.",
+}
+
+
+class FaultNotApplicable(ValueError):
+    """The manuscript has no place for this fault (no citation to fake, no decimal to corrupt, ...)."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected fault: the broken text, where it is, and how to tell it was repaired."""
+
+    name: str
+    head: str
+    broken: str
+    line: int
+    faulty: str
+    original: str | None  # the pre-fault line, or None when the fault inserted a line
+
+    @property
+    def fault_class(self) -> str:
+        """Return `content` (the broken text still compiles) or `compile`."""
+        return "content" if self.name in CONTENT_FAULTS else "compile"
+
+    @property
+    def note(self) -> str:
+        """Return the one-line defect note a proposer gets: what is wrong, not the fix."""
+        return NOTES[self.name].format(line=self.line)
+
+    def oracle_edit(self) -> Edit:
+        """Return the paper's oracle repair: restore the faulted line, or comment out an inserted one."""
+        body = self.original if self.original is not None else ORACLE_COMMENT
+        return Edit(self.line, self.line, (body,))
+
+    def fixed(self, text: str) -> bool:
+        """Return whether `text` no longer holds the fault (the paper's strict string check)."""
+        lines = [line.rstrip("\r") for line in text.split("\n")]
+        if self.original is None:
+            token = TODO_LINE.split(":")[0] if self.name == "todo" else UNDEFINED_COMMAND
+            return token not in text
+        return self.original in lines and self.faulty not in lines
+
+
+def _lines(text: str) -> tuple[list[str], str]:
+    """Return the lines without terminators (a final newline leaves a last empty item) and the terminator."""
+    return [line.rstrip("\r") for line in text.split("\n")], line_ending(text)
+
+
+def _join(lines: list[str], eol: str) -> str:
+    return eol.join(lines)
+
+
+def _body_range(masked_lines: list[str]) -> tuple[int, int]:
+    begin = next((i for i, line in enumerate(masked_lines) if "\\begin{document}" in line), -1)
+    end = next((i for i, line in enumerate(masked_lines) if "\\end{document}" in line), len(masked_lines))
+    return begin + 1, end
+
+
+def _last_section(masked_lines: list[str], name: str) -> int:
+    start, end = _body_range(masked_lines)
+    sections = [i for i in range(start, end) if _SECTION.search(masked_lines[i])]
+    if not sections:
+        hint = ""
+        if any("\\input" in line or "\\include" in line for line in masked_lines):
+            hint = "; its sections are in \\input files: inject into one of those"
+        raise FaultNotApplicable(f"{name}: the manuscript has no \\section to put the fault before{hint}")
+    return sections[-1]
+
+
+def _decimal_numbers(text: str) -> list[tuple[int, str]]:
+    return [(n.line, n.text) for n in scan(text).numbers if n.decimals > 0 or n.percent]
+
+
+def _swap_first_two(line: str, a: str, b: str) -> str:
+    first, second = line.find(a), line.find(b, line.find(a) + len(a))
+    return line[:first] + b + line[first + len(a) : second] + a + line[second + len(b) :]
+
+
+def inject(text: str, name: str) -> Fault:
+    """Return `text` with the named fault injected where it applies; raise FaultNotApplicable."""
+    if name not in FAULTS:
+        raise FaultNotApplicable(f"unknown fault {name!r}; choose one of {', '.join(FAULTS)}")
+    lines, eol = _lines(text)
+    masked_lines = mask(text)[0].split("\n")
+
+    def done(index: int, new_line: str, inserted: bool = False) -> Fault:
+        out = list(lines)
+        if inserted:
+            out.insert(index, new_line)
+            return Fault(name, text, _join(out, eol), index + 1, new_line, None)
+        original = out[index]
+        out[index] = new_line
+        return Fault(name, text, _join(out, eol), index + 1, new_line, original)
+
+    if name in ("todo", "undefined_cmd", "unclosed_env"):
+        section = _last_section(masked_lines, name)
+        if name == "todo":
+            return done(section, TODO_LINE, inserted=True)
+        if name == "undefined_cmd":
+            return done(section, UNDEFINED_COMMAND, inserted=True)
+        start, _ = _body_range(masked_lines)
+        target = section - 1 if section - 1 >= start else section  # a file that opens with its \section
+        return done(target, "\\begin{quote}" + lines[target])
+
+    if name in ("fake_cite", "unmatched_brace"):
+        cites = [c for c in scan(text).citations if c.key != "*" and c.command != "nocite"]
+        if not cites:
+            raise FaultNotApplicable(f"{name}: the manuscript cites nothing")
+        last = cites[-1]
+        index = last.line - 1
+        line = lines[index]
+        if name == "fake_cite":
+            new_line = re.sub(rf"(?<=[{{,\s]){re.escape(last.key)}(?=[\s,}}])", FAKE_KEY, line, count=1)
+            return done(index, new_line)
+        commands = list(_CITE.finditer(masked_lines[index]))
+        if not commands:  # the key continues a \cite that opened on an earlier line
+            raise FaultNotApplicable("unmatched_brace: the last citation spans lines")
+        at = commands[-1].start()
+        return done(index, line[:at] + "{" + line[at:])
+
+    numbers = _decimal_numbers(text)
+    if not numbers:
+        raise FaultNotApplicable(f"{name}: the manuscript prints no decimal number")
+    if name == "bad_number":
+        line_no, token = numbers[0]
+        part = _NUMERIC_PART.match(token)
+        value = part.group(0) if part else token
+        replacement = "11.1" if value == "99.9" else "99.9"
+        line = lines[line_no - 1]
+        return done(line_no - 1, line.replace(value, replacement, 1))
+    if name == "broken_math":
+        line_no, token = numbers[0]
+        line = lines[line_no - 1]
+        at = line.find(token)
+        return done(line_no - 1, line[:at] + "$" + line[at:])
+    # swapped_acc: the first line that prints two different decimals
+    by_line: dict[int, list[str]] = {}
+    for line_no, token in numbers:
+        by_line.setdefault(line_no, []).append(token)
+    for line_no, tokens in sorted(by_line.items()):
+        values = [(_NUMERIC_PART.match(t) or re.match(".*", t)).group(0) for t in tokens]  # type: ignore[union-attr]
+        distinct = list(dict.fromkeys(values))
+        if len(distinct) >= 2:
+            return done(line_no - 1, _swap_first_two(lines[line_no - 1], distinct[0], distinct[1]))
+    raise FaultNotApplicable("swapped_acc: no line prints two different decimal numbers")
