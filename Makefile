@@ -7,4 +7,12 @@ demo: setup
 test:
 	python3 -m pytest -n 2 -q
 
-.PHONY: setup demo test
+stress:
+	patchwrite stress --out results/
+
+bench:
+	python3 bench/bench_compile.py
+	python3 bench/bench_evidence.py
+	python3 bench/bench_stress.py
+
+.PHONY: setup demo test stress bench

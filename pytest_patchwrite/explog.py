@@ -14,7 +14,8 @@ from typing import Any
 
 from .transaction import InputError, read_text
 
-_NUMERIC = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+# a number standing on its own: not the 16 of `en_sec_16`, nor the 2 of `gpt2`
+_NUMERIC = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)")
 MAX_DECIMALS = 8
 
 

@@ -166,3 +166,16 @@ def test_inject_cli(tmp_path: Path) -> None:
     assert "cites nothing" in proc.stderr and "plain.tex" in proc.stderr
     with pytest.raises(FaultNotApplicable, match="unknown fault"):
         inject("x", "nonsense")
+
+
+@pytest.mark.parametrize("doc_id", sorted(DOCUMENTS))
+def test_number_lock_alone_rejects_the_slot_rewrite(tmp_path: Path, doc_id: str) -> None:
+    from pytest_patchwrite.corpus.stress import slot_rewrite
+    from pytest_patchwrite.gates.evidence import EvidenceGate
+    from pytest_patchwrite.model import PatchContext
+
+    head = DOCUMENTS[doc_id].head()
+    root = materialize(DOCUMENTS[doc_id], tmp_path)
+    result = EvidenceGate(root, EvidenceConfig(numbers="all")).check(slot_rewrite(head), PatchContext(root, head))
+    assert [(v.kind, v.token) for v in result.violations] == [("unattested_number", "16")]
+    assert EvidenceGate(root).check(slot_rewrite(head), PatchContext(root, head)).ok  # decimals: 16 is not checked

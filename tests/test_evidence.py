@@ -174,6 +174,15 @@ def test_log_formats(tmp_path: Path, name: str, content: str) -> None:
     assert not log.attests(Decimal("91.5"), 1) and not log.attests(Decimal("6820"), 0)
 
 
+def test_numbers_inside_identifiers_of_a_log_attest_nothing(tmp_path: Path) -> None:
+    from decimal import Decimal
+
+    (tmp_path / "r.json").write_text('{"run": "en_sec_16", "model": "gpt2", "note": "acc was 91.4."}')
+    log = load_logs(["r.json"], tmp_path)
+    assert not log.attests(Decimal("16"), 0) and not log.attests(Decimal("2"), 0)
+    assert log.attests(Decimal("91.4"), 1)
+
+
 def test_log_errors_name_the_file(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{oops")
     with pytest.raises(InputError, match="bad.json: cannot be parsed as JSON"):
