@@ -39,17 +39,20 @@ def load_bib(path: Path) -> tuple[dict[str, str], list[tuple[str, int, str]]]:
     """
     text = read_text(path)
     library = bibtexparser.parse_string(text)
-    keys = {entry.key: f"{path}:{entry.start_line + 1}" for entry in library.entries}
+    keys = {entry.key: f"{path}:{(entry.start_line or 0) + 1}" for entry in library.entries}
     problems: list[tuple[str, int, str]] = []
     for block in library.failed_blocks:
-        line = block.start_line + 1
+        line = (block.start_line or 0) + 1
         raw = (block.raw or "").lstrip().lower()
         if isinstance(block, DuplicateBlockKeyBlock):
             if not raw.startswith("@string"):
                 problems.append((str(path), line, f"entry key {block.key} is defined twice (bibtex reports an error)"))
             continue
         if isinstance(block, DuplicateFieldKeyBlock):
-            keys.setdefault(block.key, f"{path}:{line}")
+            # bibtex keeps the entry (and warns); bibtexparser parked it as `ignore_error_block`
+            key = getattr(block.ignore_error_block, "key", None)
+            if key:
+                keys.setdefault(key, f"{path}:{line}")
             continue
         error = getattr(block, "error", None)
         lines = [item for item in str(error or "").splitlines() if item.strip()]

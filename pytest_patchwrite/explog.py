@@ -99,7 +99,7 @@ def load_log_file(path: Path, log: EvidenceLog) -> None:
             _walk(tomllib.loads(text), log)
         elif suffix in (".yaml", ".yml"):
             try:
-                import yaml
+                import yaml  # type: ignore[import-untyped]
             except ImportError as exc:
                 raise InputError(path, "a YAML log needs PyYAML: pip install PyYAML") from exc
             _walk(yaml.safe_load(text), log)

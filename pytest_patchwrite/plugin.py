@@ -240,12 +240,13 @@ class ManuscriptItem(pytest.Item):
             return result
         evidence = evaluate(load_manuscript(root), settings.options.evidence_config())
         if self.name == "citations":
+            shared: CompileReport | None
             try:
-                report, performed = shared_compile(settings, root)
+                shared, performed = shared_compile(settings, root)
             except EngineMissing:
-                report, performed = None, False
-            result = citations_result(evidence, report)
-            result.details["performed_compile"] = performed and report is not None and not report.cached
+                shared, performed = None, False
+            result = citations_result(evidence, shared)
+            result.details["performed_compile"] = performed and shared is not None and not shared.cached
             return result
         if self.name == "numbers":
             numbers = numbers_result(evidence)

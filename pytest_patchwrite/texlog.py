@@ -165,8 +165,8 @@ def parse_tex_log(text: str, root: str = "", is_source: Callable[[str], bool] | 
                 after = re.search(r"(\\\S+); all text was ignored after line (\d+)", body)
                 token, lineno = (after.group(1), int(after.group(2))) if after else ("", lineno)
             if kind == "missing_file":
-                name = re.search(r"`([^']*)'", body)
-                token = name.group(1) if name else ""
+                quoted = re.search(r"`([^']*)'", body)
+                token = quoted.group(1) if quoted else ""
             if kind == "fatal_error" and any(m.severity == ERROR for m in messages):
                 severity = FATAL  # keep it, but the located error before it is the one to show
             messages.append(LogMessage(severity, kind, body, file, lineno, token))
@@ -191,9 +191,9 @@ def parse_tex_log(text: str, root: str = "", is_source: Callable[[str], bool] | 
             )
         if line.startswith("No pages of output."):
             messages.append(LogMessage(FATAL, "no_output", "the engine produced no pages", root, 0))
-        nofile = _NO_FILE.match(line)
-        if nofile and not nofile.group("name").endswith((".toc.tex",)):
-            name = nofile.group("name")
+        missing = _NO_FILE.match(line)
+        if missing:
+            name = missing.group("name")
             msg = f"included file {name} does not exist, so its pages are missing"
             messages.append(LogMessage(ERROR, "missing_include", msg, files.current, 0, name))
         if "Warning" in line:

@@ -137,9 +137,11 @@ def test_bib_string_comment_preamble_crossref(tmp_path: Path) -> None:
 
 def test_repeated_strings_are_fine_repeated_entries_are_not(tmp_path: Path) -> None:
     bib = tmp_path / "d.bib"
-    bib.write_text('@string{j = "A"}\n@string{j = "B"}\n@misc{k, title={x}}\n@misc{k, title={y}}\n')
+    bib.write_text(
+        '@string{j = "A"}\n@string{j = "B"}\n@misc{k, title={x}}\n@misc{k, title={y}}\n@misc{f, title={a}, title={b}}\n'
+    )
     keys, problems = load_bib(bib)
-    assert set(keys) == {"k"}
+    assert set(keys) == {"k", "f"}  # a repeated field keeps its entry, as bibtex does
     assert [(line, "defined twice" in msg) for _, line, msg in problems] == [(4, True)]
 
 

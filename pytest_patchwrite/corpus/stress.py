@@ -81,13 +81,11 @@ def run_job(doc_id: str, fault_name: str, condition: str, options: StressOptions
                                cache_dir=options.cache_dir or None, use_cache=bool(options.cache_dir))  # fmt: skip
     strict = EvidenceConfig(numbers="all") if condition == "po_slot_strict" else EvidenceConfig()
     evidence_gate = EvidenceGate(root, strict)
-    gates: list[Gate] = {
-        "po_slot": [],
-        "po_slot_strict": [compile_gate, evidence_gate],
-        "patchwrite": [compile_gate, evidence_gate],
-        "patchwrite_nocompile": [compile_gate, evidence_gate],
-        "patchwrite_nogate": [compile_gate],
-    }[condition]
+    gates: list[Gate] = []
+    if condition != "po_slot":
+        gates.append(compile_gate)
+    if condition in ("po_slot_strict", "patchwrite", "patchwrite_nocompile"):
+        gates.append(evidence_gate)
     edit = _candidate(condition, fault, head)
     started = time.perf_counter()
     result = try_patch(root, edit, gates, max_span=10**6 if condition.startswith("po_slot") else 40)
