@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -72,15 +73,22 @@ def cmd_apply(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Run every gate on each root manuscript."""
     from .check import CheckOptions, check_manuscript
-    from .manuscript import is_root
+    from .manuscript import find_root, is_root
 
     options = CheckOptions(engine=args.engine, timeout=args.timeout or 60.0, use_cache=not args.no_cache)
     out, failed = [], False
+    roots: dict[Path, Path] = {}  # resolved -> as shown; a section file stands for the root that inputs it
     for name in args.files:
         path = Path(name)
-        text = read_text(path)
-        if not is_root(text):
-            raise InputError(path, "not a root manuscript (no \\documentclass before \\begin{document})")
+        root = path
+        if not is_root(read_text(path)):
+            root = find_root(path)
+            if root == path.resolve():
+                raise InputError(path, "not a root manuscript (no \\documentclass) and no root nearby \\inputs it")
+            relative = Path(os.path.relpath(root))
+            root = relative if not str(relative).startswith("..") else root
+        roots.setdefault(root.resolve(), root)
+    for path in roots.values():
         results = check_manuscript(path, options)
         failed |= not all(r.ok for r in results.values())
         out.append({"path": str(path), "gates": {k: r.to_json() for k, r in results.items()}})
@@ -154,6 +162,31 @@ def cmd_stress(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Report what the working tree's manuscript moved against a git revision."""
+    from .gates.evidence import EvidenceConfig
+    from .manuscript import find_root
+    from .prdiff import GitBase, diff_manuscript, format_change
+
+    root = find_root(Path(args.file))
+    base = GitBase.open(root.parent, args.base)
+    report = diff_manuscript(root, base, EvidenceConfig(), args.max_hunk)
+    if args.json:
+        print(json.dumps({"path": str(root), "base": args.base, **report.result().to_json()}, indent=2))
+        return EXIT_OK if not report.failures else EXIT_FAILED
+    cwd = Path.cwd()
+    if report.new_manuscript:
+        print(f"{root}: new in this change (not in {args.base}); every token counts as added")
+    for change in report.changes:
+        print(format_change(change, cwd))
+    for failure in report.failures:
+        print(failure.format(cwd))
+    verdict = "FAILED" if report.failures else "ok"
+    print(f"{root}::diff {verdict} against {args.base}: {len(report.changes)} token change(s), "
+          f"numeric Jaccard {report.numeric_jaccard:.4f}, cite Jaccard {report.cite_jaccard:.4f}")  # fmt: skip
+    return EXIT_OK if not report.failures else EXIT_FAILED
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of every subcommand."""
     parser = _Parser(prog="patchwrite", description="Bounded, gated edits of LaTeX manuscripts.")
@@ -200,6 +233,13 @@ def build_parser() -> argparse.ArgumentParser:
     stress.add_argument("--timeout", type=float, default=None)
     stress.add_argument("--progress", action="store_true", help="print progress even when stderr is not a terminal")
     stress.set_defaults(func=cmd_stress)
+
+    diff = sub.add_parser("diff", help="what a change moved against a git revision")
+    diff.add_argument("file")
+    diff.add_argument("--base", required=True, help="git revision to compare against (e.g. origin/main)")
+    diff.add_argument("--max-hunk", type=int, default=None, help="fail hunks longer than this many lines")
+    diff.add_argument("--json", action="store_true")
+    diff.set_defaults(func=cmd_diff)
     return parser
 
 

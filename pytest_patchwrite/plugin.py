@@ -23,6 +23,7 @@ from .gates.compile import CompileReport, EngineMissing
 from .gates.evidence import evaluate
 from .manuscript import is_root, load_manuscript
 from .model import GateResult, PatchContext, Violation
+from .prdiff import GitBase, diff_manuscript, format_change
 from .transaction import InputError, read_text
 
 __all__ = [
@@ -49,6 +50,9 @@ class Settings:
     max_span: int
     report: Path | None
     shared_dir: Path
+    base: str | None
+    max_hunk: int | None
+    annotations: bool
     owns_shared_dir: bool
     extra_gates: list[Any] = field(default_factory=list)
 
@@ -81,6 +85,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write every manuscript's verdicts as JSON (the `patchwrite check --json` shape)",
     )
     group.addoption(
+        "--patchwrite-base",
+        dest="patchwrite_base",
+        default=None,
+        metavar="REV",
+        help="add a `diff` item per manuscript: what the change moved against this git revision",
+    )
+    group.addoption(
+        "--patchwrite-annotations",
+        dest="patchwrite_annotations",
+        action="store_true",
+        default=False,
+        help="print GitHub Actions `::error file=...,line=...::` lines for every violation",
+    )
+    group.addoption(
         "--patchwrite-timeout",
         dest="patchwrite_timeout",
         default=None,
@@ -96,6 +114,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("patchwrite_numbers", "number policy: decimals, all, strict or off", default="decimals")
     parser.addini("patchwrite_allow", "numbers allowed without a log", type="args", default=[])
     parser.addini("patchwrite_timeout", "seconds before a compile is killed", default="60")
+    parser.addini("patchwrite_base", "git revision the `diff` item compares against", default="")
+    parser.addini("patchwrite_max_hunk", "fail `diff` hunks longer than this many lines (off when empty)", default="")
     parser.addini("patchwrite_max_span", "longest EDIT span the try_patch fixture accepts", default="40")
 
 
@@ -109,8 +129,11 @@ def _settings(config: pytest.Config) -> Settings:
     try:
         timeout = config.option.patchwrite_timeout or float(config.getini("patchwrite_timeout"))
         max_span = int(config.getini("patchwrite_max_span"))
+        hunk = str(config.getini("patchwrite_max_hunk")).strip()
+        max_hunk = int(hunk) if hunk else None
     except ValueError as exc:
-        raise pytest.UsageError(f"patchwrite_timeout / patchwrite_max_span: {exc}") from exc
+        raise pytest.UsageError(f"patchwrite_timeout / patchwrite_max_span / patchwrite_max_hunk: {exc}") from exc
+    base = config.option.patchwrite_base or str(config.getini("patchwrite_base")).strip() or None
     cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider
     cache_dir = cache.mkdir("patchwrite") if cache is not None else None
     workerinput = getattr(config, "workerinput", None)
@@ -131,7 +154,17 @@ def _settings(config: pytest.Config) -> Settings:
         allow_numbers=list(config.getini("patchwrite_allow")),
     )
     report = Path(config.option.patchwrite_report) if config.option.patchwrite_report else None
-    return Settings(options, bool(config.getini("patchwrite_collect")), max_span, report, shared, owns)
+    return Settings(
+        options=options,
+        collect=bool(config.getini("patchwrite_collect")),
+        max_span=max_span,
+        report=report,
+        shared_dir=shared,
+        owns_shared_dir=owns,
+        base=base,
+        max_hunk=max_hunk,
+        annotations=bool(config.option.patchwrite_annotations),
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -193,9 +226,10 @@ def shared_compile(settings: Settings, root: Path) -> tuple[CompileReport, bool]
 class ManuscriptFailure(Exception):
     """A gate found violations; shown as `relpath:line: kind token message` lines."""
 
-    def __init__(self, violations: list[Violation]) -> None:
+    def __init__(self, violations: list[Violation], notes: list[str] | None = None) -> None:
         super().__init__(f"{len(violations)} violation(s)")
         self.violations = violations
+        self.notes = notes or []
 
 
 class ManuscriptFile(pytest.File):
@@ -207,7 +241,11 @@ class ManuscriptFile(pytest.File):
         except InputError as exc:
             raise self.CollectError(f"patchwrite: {exc}") from None
         settings = self.config.stash[SETTINGS]
-        names = [*ITEMS, *(g.stage for g in settings.extra_gates if g.stage not in ITEMS)]
+        names = [
+            *ITEMS,
+            *(["diff"] if settings.base else []),
+            *(g.stage for g in settings.extra_gates if g.stage not in ITEMS),
+        ]
         return [ManuscriptItem.from_parent(self, name=name) for name in names]
 
 
@@ -226,7 +264,10 @@ class ManuscriptItem(pytest.Item):
         data = {"path": str(self.path), "gate": self.name, "result": result.to_json(), "seconds": result.seconds}
         self.user_properties.append(("patchwrite", data))
         if not result.ok:
-            raise ManuscriptFailure(result.violations)
+            notes = []
+            if self.name == "diff":
+                notes = [f"changes against {settings.base}:", *_change_lines(result, self.config)]
+            raise ManuscriptFailure(result.violations, notes)
 
     def _verdict(self, settings: Settings) -> GateResult:
         root = self.path
@@ -255,6 +296,10 @@ class ManuscriptItem(pytest.Item):
             return numbers
         if self.name == "placeholders":
             return placeholders_result(evidence)
+        if self.name == "diff":
+            assert settings.base is not None
+            base = GitBase.open(root.parent, settings.base)
+            return diff_manuscript(root, base, settings.options.evidence_config(), settings.max_hunk).result()
         gate = next(g for g in settings.extra_gates if g.stage == self.name)
         text = read_text(root)
         return gate.check(text, PatchContext(root, text))
@@ -262,13 +307,30 @@ class ManuscriptItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ManuscriptFailure):
             base = self.config.invocation_params.dir
-            return "\n".join(v.format(base) for v in excinfo.value.violations)
+            return "\n".join([*(v.format(base) for v in excinfo.value.violations), *excinfo.value.notes])
         if isinstance(excinfo.value, InputError):
             return f"patchwrite: {excinfo.value}"
         return str(super().repr_failure(excinfo, style))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"[patchwrite] {self.path.name}::{self.name}"
+
+
+def _change_lines(result: GateResult | dict[str, Any], config: pytest.Config) -> list[str]:
+    details = result.details if isinstance(result, GateResult) else result
+    base = config.invocation_params.dir
+    lines = [f"  {format_change(Violation(**c), base)}" for c in details.get("changes", [])]
+    lines.append(f"  numeric Jaccard {details['numeric_jaccard']:.4f}, cite Jaccard {details['cite_jaccard']:.4f}")
+    if details.get("new_manuscript"):
+        lines.insert(0, "  a new manuscript: every number and key counts as added")
+    return lines
+
+
+def _annotation(violation: dict[str, Any], base: Path) -> str:
+    file = Violation(**violation).format(base).split(":")[0]
+    message = f"{violation['kind']} {violation['token']} {violation['message']}".replace("%", "%25")
+    message = message.replace("\r", "%0D").replace("\n", "%0A")
+    return f"::error file={file},line={violation['line']}::{message}"
 
 
 class Recorder:
@@ -321,3 +383,20 @@ class Recorder:
         skipped = f"; {len(self.skipped)} skipped" if self.skipped else ""
         terminalreporter.write_line("; ".join(parts) + skipped)
         terminalreporter.write_line(f"compiles: {compiles} ({seconds:.2f} s); verdict cache hits: {hits}")
+        settings = self.config.stash[SETTINGS]
+        base_dir = self.config.invocation_params.dir
+        for path, gates in sorted(self.verdicts.items()):
+            if "diff" in gates:
+                shown = Violation("", path, 0, "", "").format(base_dir).split(":")[0]
+                terminalreporter.write_line(f"{shown}: changes against {settings.base}:")
+                for line in _change_lines(gates["diff"]["result"], self.config):
+                    terminalreporter.write_line(line)
+        if settings.annotations:
+            lines = [
+                _annotation(violation, base_dir)
+                for gates in self.verdicts.values()
+                for data in gates.values()
+                for violation in data["result"]["violations"]
+            ]
+            for line in dict.fromkeys(lines):  # the diff item repeats what the lock items found
+                terminalreporter.write_line(line)

@@ -110,5 +110,9 @@ def test_check_json_shape_and_exit_codes(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "sections/results.tex:3: unattested_number 99.9\\% is not attested" in proc.stdout
     assert "sections/results.tex:3: unknown_cite fake2024" in proc.stdout
-    proc = run("check", str(paper / "sections" / "results.tex"))
+    proc = run("check", str(paper / "sections" / "results.tex"), str(paper / "main.tex"))
+    assert proc.returncode == 1 and proc.stdout.count("::compile") == 1  # a section stands for its root
+    orphan = tmp_path / "orphan.tex"
+    orphan.write_text("Just a fragment.\n")
+    proc = run("check", str(orphan))
     assert proc.returncode == 2 and "not a root manuscript" in proc.stderr

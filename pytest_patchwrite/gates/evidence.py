@@ -60,6 +60,7 @@ class EvidenceReport:
     bib_files: list[Path]
     log_files: list[Path]
     keys_defined: int
+    log: EvidenceLog | None = None
 
 
 def _name_list(paths: list[Path]) -> str:
@@ -114,11 +115,11 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig) -> EvidenceReport:
                 citations.append(Violation("unknown_cite", cite.file, cite.line, cite.key, message))
 
     numbers: list[Violation] | None = None
-    log_files: list[Path] = []
-    if config.numbers != "off" and config.logs:
+    log: EvidenceLog | None = None
+    if config.logs:
         log = load_logs(list(config.logs), manuscript.directory)
-        log_files = log.files
-        numbers = _number_violations(scans, log, config)
+        if config.numbers != "off":
+            numbers = _number_violations(scans, log, config)
 
     placeholders: list[Violation] = []
     if config.placeholders:
@@ -127,7 +128,8 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig) -> EvidenceReport:
                 if not s.is_suppressed(p.line, "placeholder"):
                     message = "is a placeholder left in the text; finish it, or move it into a % comment"
                     placeholders.append(Violation("placeholder", p.file, p.line, p.token, message))
-    return EvidenceReport(citations, numbers, placeholders, bibliography.files, log_files, len(bibliography.keys))
+    log_files = log.files if log else []
+    return EvidenceReport(citations, numbers, placeholders, bibliography.files, log_files, len(bibliography.keys), log)
 
 
 def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConfig) -> list[Violation]:

@@ -1,0 +1,161 @@
+"""Gating a change: what it moved against a base revision, in a real git repository."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import require_tool
+
+from pytest_patchwrite.gates.evidence import EvidenceConfig
+from pytest_patchwrite.prdiff import BaseError, GitBase, diff_manuscript, format_change
+
+EXAMPLE = Path(__file__).parent.parent / "examples" / "paper"
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed: apt-get install git")
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "config", "user.email", "test@example.org")
+    git(tmp_path, "config", "user.name", "Test")
+    shutil.copytree(EXAMPLE, tmp_path / "paper")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "base")
+    return tmp_path
+
+
+def changes(repo: Path, base: str = "main", max_hunk: int | None = None) -> tuple[list[str], list[str], object]:
+    report = diff_manuscript(
+        repo / "paper" / "main.tex", GitBase.open(repo / "paper", base), EvidenceConfig(), max_hunk
+    )
+    return (
+        [format_change(c, repo) for c in report.changes],
+        [f.format(repo) for f in report.failures],
+        report,
+    )
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def test_section_rewrite_moving_12_to_16_is_reported(repo: Path) -> None:
+    intro = repo / "paper" / "sections" / "intro.tex"
+    intro.write_text(
+        "\\section{Introduction}\n\\label{sec:intro}\n"
+        "Local corruptions hurt vision encoders, as \\citet{smith2020} showed~\\citep{smith2020}.\n"
+        "Our encoder uses 16 layers and a frozen tokenizer. Section~\\ref{sec:results} reports accuracy;\n"
+        "\\citet{garcia2021} survey patch-level attacks.\n"
+    )
+    moved, failures, report = changes(repo)
+    assert "paper/sections/intro.tex:4: number 12 -> 16 (not attested by results.json)" in moved
+    assert failures == []  # 16 is an integer: the decimals policy does not lock it, the diff still shows it
+    assert report.numeric_jaccard < 1.0 and report.cite_jaccard == 1.0  # type: ignore[attr-defined]
+
+
+def test_added_unattested_number_fails(repo: Path) -> None:
+    edit(repo / "paper" / "sections" / "results.tex", "Ours & 91.4 & 86.9", "Ours & 91.4 & 88.8")
+    moved, failures, _ = changes(repo)
+    assert moved == ["paper/sections/results.tex:15: number 86.9 -> 88.8 (not attested by results.json)"]
+    assert [f.split(": ")[0] + ": " + f.split(": ")[1].split(" ")[0] for f in failures] == [
+        "paper/sections/results.tex:15: unattested_number"
+    ]
+
+
+def test_prose_only_change_passes(repo: Path) -> None:
+    edit(repo / "paper" / "sections" / "intro.tex", "Vision encoders are sensitive", "Vision encoders are fragile")
+    moved, failures, report = changes(repo)
+    assert (moved, failures) == ([], [])
+    assert (report.numeric_jaccard, report.cite_jaccard) == (1.0, 1.0)  # type: ignore[attr-defined]
+
+
+def test_existing_violation_on_an_untouched_line_does_not_fail_the_change(repo: Path) -> None:
+    edit(repo / "paper" / "sections" / "results.tex", "Baseline & 68.2 & 41.7", "Baseline & 68.2 & 40.0")
+    git(repo, "commit", "-qam", "an unattested number lands on main")
+    edit(repo / "paper" / "sections" / "intro.tex", "sensitive", "fragile")
+    assert changes(repo, "HEAD")[1] == []
+
+
+def test_hunk_bound(repo: Path) -> None:
+    intro = repo / "paper" / "sections" / "intro.tex"
+    intro.write_text("\n".join(f"Line {chr(65 + i)} of a rewritten intro." for i in range(6)) + "\n")
+    _, failures, _ = changes(repo, max_hunk=3)
+    assert any("hunk_too_long" in f and "at most 3 allowed" in f for f in failures)
+    assert not any("hunk_too_long" in f for f in changes(repo, max_hunk=10)[1])
+
+
+def test_missing_base_and_shallow_clone(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    with pytest.raises(BaseError, match="base revision not found; check the name"):
+        GitBase.open(repo / "paper", "origin/nope")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "second")
+    clone = tmp_path_factory.mktemp("shallow") / "c"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(clone)], check=True)
+    with pytest.raises(BaseError, match="shallow clone"):
+        GitBase.open(clone / "paper", "HEAD~1")
+    with pytest.raises(BaseError, match="not inside a git repository"):
+        GitBase.open(tmp_path_factory.mktemp("nogit"), "main")
+
+
+def test_new_manuscript_is_checked_as_a_whole(repo: Path) -> None:
+    git(repo, "checkout", "-q", "-b", "feature")
+    shutil.copytree(repo / "paper", repo / "paper2")
+    report = diff_manuscript(repo / "paper2" / "main.tex", GitBase.open(repo, "main"), EvidenceConfig())
+    assert report.new_manuscript
+    kinds = {c.kind for c in report.changes}
+    assert kinds == {"added_number", "added_cite"}
+    assert "number 91.4\\% added (attested by results.json)" in [c.message for c in report.changes]
+
+
+def test_renamed_input_compares_with_its_old_name(repo: Path) -> None:
+    git(repo, "mv", "paper/sections/intro.tex", "paper/sections/introduction.tex")
+    edit(repo / "paper" / "main.tex", "\\input{sections/intro}", "\\input{sections/introduction}")
+    moved, failures, _ = changes(repo)
+    assert (moved, failures) == ([], [])
+
+
+def test_diff_cli(repo: Path) -> None:
+    edit(repo / "paper" / "sections" / "intro.tex", "12 layers", "16 layers")
+    cmd = [sys.executable, "-m", "pytest_patchwrite.cli", "diff", "paper/main.tex", "--base", "main"]
+    proc = subprocess.run(cmd, cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "paper/sections/intro.tex:4: number 12 -> 16 (not attested by results.json)" in proc.stdout
+    out = json.loads(subprocess.run([*cmd, "--json"], cwd=repo, capture_output=True, text=True).stdout)
+    # the example prints 8 distinct numbers; moving one leaves 7 shared of 9
+    assert out["ok"] is True and out["numeric_jaccard"] == round(7 / 9, 4)
+    assert [c["kind"] for c in out["changes"]] == ["moved_number"]
+    proc = subprocess.run([*cmd[:-1], "nope"], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 2 and "nope: base revision not found" in proc.stderr
+
+
+def test_diff_item_and_annotations_in_pytest(repo: Path, pytester: pytest.Pytester) -> None:
+    require_tool("pdflatex")
+    edit(repo / "paper" / "sections" / "results.tex", "Ours & 91.4 & 86.9", "Ours & 91.4 & 88.8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "paper", "--patchwrite-base", "main", "--patchwrite-annotations",
+         "-p", "no:cacheprovider", "--patchwrite-report", "report.json"],
+        cwd=repo, capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert "paper/main.tex::diff" in proc.stdout or "main.tex::diff" in proc.stdout
+    assert "  paper/sections/results.tex:15: number 86.9 -> 88.8 (not attested by results.json)" in proc.stdout
+    annotations = [line for line in proc.stdout.splitlines() if line.startswith("::error ")]
+    assert annotations == [
+        "::error file=paper/sections/results.tex,line=15::unattested_number 88.8 is not attested (policy: decimals; "
+        "logs: results.json); add it to a log or mark the line `%25 patchwrite: ignore number`"
+    ]
+    report = json.loads((repo / "report.json").read_text())
+    diff = report["manuscripts"][0]["gates"]["diff"]
+    assert diff["ok"] is False and diff["changes"][0]["kind"] == "moved_number"
