@@ -12,6 +12,7 @@ from pathlib import Path
 from .edit import DEFAULT_MAX_SPAN, number_lines
 from .gates.compile import EngineMissing
 from .model import Gate
+from .proposers.base import ProposerError
 from .transaction import InputError, read_text, try_patch
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -187,6 +188,61 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return EXIT_OK if not report.failures else EXIT_FAILED
 
 
+def _proposer(args: argparse.Namespace):  # noqa: ANN202 - a Proposer
+    from .proposers import make_proposer
+
+    if args.proposer == "local":
+        return make_proposer("local", model=args.model, grammar=not args.no_grammar)
+    return make_proposer("openai", base_url=args.base_url, model=args.model, timeout=args.request_timeout)
+
+
+def cmd_propose(args: argparse.Namespace) -> int:
+    """Ask a model for one EDIT that repairs FILE as the note describes."""
+    from .edit import count_lines
+    from .proposers import ProposalRequest
+
+    path = Path(args.file)
+    text = read_text(path)
+    log = read_text(Path(args.log)) if args.log else ""
+    request = ProposalRequest(number_lines(text), log, args.note, count_lines(text), args.max_span)
+    proposal = _proposer(args).propose(request)
+    print(proposal.raw)
+    print(f"# {proposal.model}, {proposal.seconds:.2f} s", file=sys.stderr)
+    if not args.apply:
+        return EXIT_OK
+    result = try_patch(path, proposal.raw, _gates(args, path), max_span=args.max_span)
+    verdict = "accepted" if result.accepted else f"rejected at {result.stage} ({result.reason})"
+    print(f"{path}: {verdict}", file=sys.stderr)
+    return EXIT_OK if result.accepted else EXIT_FAILED
+
+
+def cmd_live_stress(args: argparse.Namespace) -> int:
+    """Run a model over the corpus jobs and write the live table."""
+    from .corpus import FAULTS, select
+    from .corpus.live import LiveOptions, run_live
+    from .corpus.stress import print_progress
+
+    try:
+        docs = select(args.corpus, args.docs.split(",") if args.docs else None)
+    except ValueError as exc:
+        raise InputError("--corpus/--docs", str(exc)) from None
+    faults = _csv(args.faults, FAULTS, "faults")
+    jobs = [(d.id, f) for d in docs for f in faults][: args.limit]
+    settings = {"proposer": args.proposer, "model": args.model, "grammar": not args.no_grammar}
+    progress = print_progress if sys.stderr.isatty() or args.progress else None
+    summary = run_live(_proposer(args), jobs, Path(args.out), LiveOptions(build=args.build), settings, progress)
+    print(json.dumps(summary, indent=2))
+    return EXIT_OK
+
+
+def _add_proposer_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--proposer", choices=("local", "openai"), default="local")
+    parser.add_argument("--model", default=None, help="GGUF path (local) or model name (openai)")
+    parser.add_argument("--no-grammar", action="store_true", help="local: decode freely, without the EDIT grammar")
+    parser.add_argument("--base-url", default=None, help="openai: server URL (default $PATCHWRITE_OPENAI_BASE_URL)")
+    parser.add_argument("--request-timeout", type=float, default=60.0, help="openai: seconds per request")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of every subcommand."""
     parser = _Parser(prog="patchwrite", description="Bounded, gated edits of LaTeX manuscripts.")
@@ -240,6 +296,30 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--max-hunk", type=int, default=None, help="fail hunks longer than this many lines")
     diff.add_argument("--json", action="store_true")
     diff.set_defaults(func=cmd_diff)
+
+    propose = sub.add_parser("propose", help="ask a model for one EDIT repairing FILE")
+    propose.add_argument("file")
+    propose.add_argument("--note", required=True, help="what is wrong (not the fix)")
+    propose.add_argument("--log", default=None, help="the experimental log to show the model")
+    propose.add_argument("--apply", action="store_true", help="run the proposal through the gates and commit it")
+    propose.add_argument("--max-span", type=int, default=DEFAULT_MAX_SPAN)
+    propose.add_argument("--no-compile-gate", action="store_true")
+    propose.add_argument("--no-evidence-gate", action="store_true")
+    propose.add_argument("--engine", choices=("pdflatex", "xelatex", "lualatex"), default=None)
+    propose.add_argument("--timeout", type=float, default=None)
+    _add_proposer_options(propose)
+    propose.set_defaults(func=cmd_propose)
+
+    live = sub.add_parser("live-stress", help="a model proposes every corpus repair (the paper's live table)")
+    live.add_argument("--out", required=True)
+    live.add_argument("--faults", default=None)
+    live.add_argument("--corpus", default=None)
+    live.add_argument("--docs", default=None)
+    live.add_argument("--limit", type=int, default=None, help="run only the first N jobs")
+    live.add_argument("--build", default="surrogate")
+    live.add_argument("--progress", action="store_true")
+    _add_proposer_options(live)
+    live.set_defaults(func=cmd_live_stress)
     return parser
 
 
@@ -250,6 +330,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except InputError as exc:
+        print(f"patchwrite: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ProposerError as exc:
         print(f"patchwrite: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except EngineMissing as exc:

