@@ -192,8 +192,14 @@ def _proposer(args: argparse.Namespace):  # noqa: ANN202 - a Proposer
     from .proposers import make_proposer
 
     if args.proposer == "local":
-        return make_proposer("local", model=args.model, grammar=not args.no_grammar)
-    return make_proposer("openai", base_url=args.base_url, model=args.model, timeout=args.request_timeout)
+        return make_proposer("local", model=args.model, grammar=not args.no_grammar, max_tokens=args.max_tokens)
+    return make_proposer(
+        "openai",
+        base_url=args.base_url,
+        model=args.model,
+        timeout=args.request_timeout,
+        max_tokens=args.max_tokens or 512,
+    )
 
 
 def cmd_propose(args: argparse.Namespace) -> int:
@@ -228,7 +234,12 @@ def cmd_live_stress(args: argparse.Namespace) -> int:
         raise InputError("--corpus/--docs", str(exc)) from None
     faults = _csv(args.faults, FAULTS, "faults")
     jobs = [(d.id, f) for d in docs for f in faults][: args.limit]
-    settings = {"proposer": args.proposer, "model": args.model, "grammar": not args.no_grammar}
+    settings = {
+        "proposer": args.proposer,
+        "model": args.model,
+        "grammar": not args.no_grammar if args.proposer == "local" else None,
+        "max_tokens": args.max_tokens,
+    }
     progress = print_progress if sys.stderr.isatty() or args.progress else None
     summary = run_live(_proposer(args), jobs, Path(args.out), LiveOptions(build=args.build), settings, progress)
     print(json.dumps(summary, indent=2))
@@ -241,6 +252,12 @@ def _add_proposer_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-grammar", action="store_true", help="local: decode freely, without the EDIT grammar")
     parser.add_argument("--base-url", default=None, help="openai: server URL (default $PATCHWRITE_OPENAI_BASE_URL)")
     parser.add_argument("--request-timeout", type=float, default=60.0, help="openai: seconds per request")
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="longest reply (default: local 812, enough for the grammar's longest body; openai 512)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

