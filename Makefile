@@ -5,7 +5,7 @@ demo: setup
 	bash scripts/demo.sh
 
 test:
-	python3 -m pytest -n 2 -q
+	python3 -m pytest -n 2 --dist loadgroup -q
 
 stress:
 	patchwrite stress --out results/

@@ -21,6 +21,10 @@ from pytest_patchwrite.edit import REASONS, parse_edit
 from pytest_patchwrite.proposers import SYSTEM_PROMPT_VERSION, ProposerError, build_messages, edit_grammar
 from pytest_patchwrite.proposers.openai_compat import OpenAICompatibleProposer
 
+# one model at a time, on one worker, one thread: llama.cpp's spinning threads slow 10x when cores are shared
+pytestmark = pytest.mark.xdist_group("llama")
+os.environ.setdefault("PATCHWRITE_LLAMA_THREADS", "1")  # read when a model loads, also by subprocesses
+
 JOBS = [
     ("en_vision_01", "fake_cite"),
     ("en_nlp_02", "undefined_cmd"),
@@ -153,7 +157,7 @@ def local_grammar():
     from pytest_patchwrite.proposers.local import LocalProposer
 
     # two body lines at most keep the test quick; the grammar's guarantees do not depend on the bound
-    return LocalProposer(grammar=True, threads=2, max_body_lines=2)
+    return LocalProposer(grammar=True, max_body_lines=2)
 
 
 def test_grammar_constrained_replies_always_parse(local_grammar, tmp_path: Path) -> None:
@@ -170,7 +174,7 @@ def test_free_replies_are_classified_never_crash(tmp_path: Path) -> None:
     require_local_model()
     from pytest_patchwrite.proposers.local import LocalProposer
 
-    free = LocalProposer(grammar=False, threads=2, max_tokens=160)
+    free = LocalProposer(grammar=False, max_tokens=160)
     for doc_id, fault in JOBS[:2]:
         record = run_live_job(free, doc_id, fault, LiveOptions(), tmp_path)
         assert isinstance(record["parse_ok"], bool) and isinstance(record["raw"], str)
@@ -204,7 +208,7 @@ def test_openai_client_against_llama_cpp_server(tmp_path: Path) -> None:
     log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below
     server = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_model()), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "4096", "--n_threads", "2"],
+         "--port", str(port), "--n_ctx", "4096", "--n_threads", "1"],
         stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:

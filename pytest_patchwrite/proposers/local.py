@@ -30,6 +30,12 @@ def bundled_model() -> Path:
     raise ProposerError(f"{BUNDLED_DISTRIBUTION} is installed but holds no .gguf file")
 
 
+def _default_threads() -> int:
+    """Return $PATCHWRITE_LLAMA_THREADS, else every core (llama.cpp spins: never ask for more than are free)."""
+    value = os.environ.get("PATCHWRITE_LLAMA_THREADS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else os.cpu_count() or 1
+
+
 class LocalProposer:
     """A GGUF model run in this process; with `grammar=True` its reply always parses."""
 
@@ -61,7 +67,7 @@ class LocalProposer:
         self.max_tokens = max_tokens or tokens_needed(max_body_lines)
         self._llama_cpp = llama_cpp
         self._llm: Any = llama_cpp.Llama(
-            model_path=str(path), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 1, seed=seed, verbose=False
+            model_path=str(path), n_ctx=n_ctx, n_threads=threads or _default_threads(), seed=seed, verbose=False
         )
 
     def propose(self, request: ProposalRequest) -> Proposal:
