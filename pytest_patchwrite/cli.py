@@ -234,14 +234,16 @@ def cmd_live_stress(args: argparse.Namespace) -> int:
         raise InputError("--corpus/--docs", str(exc)) from None
     faults = _csv(args.faults, FAULTS, "faults")
     jobs = [(d.id, f) for d in docs for f in faults][: args.limit]
+    proposer = _proposer(args)
+    model_path = getattr(proposer, "model_path", None)
     settings = {
         "proposer": args.proposer,
-        "model": args.model,
+        "model": model_path.name if model_path is not None else getattr(proposer, "model", args.model),
         "grammar": not args.no_grammar if args.proposer == "local" else None,
         "max_tokens": args.max_tokens,
     }
     progress = print_progress if sys.stderr.isatty() or args.progress else None
-    summary = run_live(_proposer(args), jobs, Path(args.out), LiveOptions(build=args.build), settings, progress)
+    summary = run_live(proposer, jobs, Path(args.out), LiveOptions(build=args.build), settings, progress)
     print(json.dumps(summary, indent=2))
     return EXIT_OK
 

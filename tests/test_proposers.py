@@ -190,6 +190,7 @@ def test_live_stress_cli_writes_the_table_and_resumes(tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     summary = json.loads((tmp_path / "llm_edit_summary.json").read_text())
     assert summary["n"] == 2 and summary["parse_ok"] == 1.0 and summary["grammar"] is True  # fits 300 tokens
+    assert summary["model"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert set(summary["fallback_by_cause"]) == {"parse", "compile", "evidence", "proposer"}
     journal = (tmp_path / "jobs.jsonl").read_text()
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
