@@ -5,12 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TEX_PACKAGES=(
-  texlive-latex-base texlive-latex-recommended latexmk  # pdflatex, bibtex, natbib
-  texlive-xetex texlive-lang-chinese                    # xelatex and ctexart
-  texlive-bibtex-extra biber                            # biblatex documents
-  texlive-publishers                                   # IEEEtran, IEEEabrv.bib, elsarticle
-)
+mapfile -t TEX_PACKAGES < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/[[:space:]]//g' scripts/tex-packages.txt)
 
 missing=()
 for pkg in "${TEX_PACKAGES[@]}"; do
