@@ -204,13 +204,12 @@ def _proposer(args: argparse.Namespace):  # noqa: ANN202 - a Proposer
 
 def cmd_propose(args: argparse.Namespace) -> int:
     """Ask a model for one EDIT that repairs FILE as the note describes."""
-    from .edit import count_lines
     from .proposers import ProposalRequest
 
     path = Path(args.file)
     text = read_text(path)
     log = read_text(Path(args.log)) if args.log else ""
-    request = ProposalRequest(number_lines(text), log, args.note, count_lines(text), args.max_span)
+    request = ProposalRequest.for_text(text, log, args.note, args.max_span)
     proposal = _proposer(args).propose(request)
     print(proposal.raw)
     print(f"# {proposal.model}, {proposal.seconds:.2f} s", file=sys.stderr)

@@ -8,6 +8,17 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 
+def display_path(file: str, root: Path | None = None) -> str:
+    """Return `file` relative to `root` when it lies below it; a path far outside reads better absolute."""
+    if root is None:
+        return file
+    try:
+        relative = os.path.relpath(file, root)
+    except ValueError:
+        return file
+    return file if relative.startswith("..") else relative
+
+
 @dataclass(frozen=True)
 class Violation:
     """One located problem: `file:line: kind token message`."""
@@ -20,14 +31,7 @@ class Violation:
 
     def format(self, root: Path | None = None) -> str:
         """Return the violation as an editor-clickable `relpath:line: kind token message` line."""
-        file = self.file
-        if root is not None and file:
-            try:
-                relative = os.path.relpath(file, root)
-            except ValueError:
-                relative = file
-            # a path far outside the working directory reads better absolute
-            file = relative if not relative.startswith("..") else file
+        file = display_path(self.file, root) if self.file else ""
         head = f"{file}:{self.line}: " if file else ""
         token = f" {self.token}" if self.token else ""
         return f"{head}{self.kind}{token} {self.message}".rstrip()

@@ -22,7 +22,7 @@ from .fixtures import assert_head_invariant, assert_preserved, manuscript, pytes
 from .gates.compile import CompileReport, EngineMissing
 from .gates.evidence import evaluate
 from .manuscript import is_root, load_manuscript
-from .model import GateResult, PatchContext, Violation
+from .model import GateResult, PatchContext, Violation, display_path
 from .prdiff import GitBase, diff_manuscript, format_change
 from .proposing import add_options as add_proposer_options
 from .proposing import configure as configure_proposer
@@ -333,7 +333,7 @@ def _change_lines(result: GateResult | dict[str, Any], config: pytest.Config) ->
 
 
 def _annotation(violation: dict[str, Any], base: Path) -> str:
-    file = Violation(**violation).format(base).split(":")[0]
+    file = display_path(violation["file"], base)
     message = f"{violation['kind']} {violation['token']} {violation['message']}".replace("%", "%25")
     message = message.replace("\r", "%0D").replace("\n", "%0A")
     return f"::error file={file},line={violation['line']}::{message}"
@@ -393,8 +393,7 @@ class Recorder:
         base_dir = self.config.invocation_params.dir
         for path, gates in sorted(self.verdicts.items()):
             if "diff" in gates:
-                shown = Violation("", path, 0, "", "").format(base_dir).split(":")[0]
-                terminalreporter.write_line(f"{shown}: changes against {settings.base}:")
+                terminalreporter.write_line(f"{display_path(path, base_dir)}: changes against {settings.base}:")
                 for line in _change_lines(gates["diff"]["result"], self.config):
                     terminalreporter.write_line(line)
         if settings.annotations:

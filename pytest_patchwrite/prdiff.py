@@ -12,7 +12,7 @@ from typing import Any
 from .gates.evidence import EvidenceConfig, evaluate
 from .latex import scan
 from .manuscript import load_manuscript
-from .model import GateResult, Violation
+from .model import GateResult, Violation, display_path
 from .transaction import InputError
 
 
@@ -66,7 +66,7 @@ class GitBase:
 
 def jaccard(a: set[str], b: set[str]) -> float:
     """Return |a & b| / |a | b| (1.0 for two empty sets)."""
-    return 1.0 if not a and not b else round(len(a & b) / len(a | b), 4)
+    return 1.0 if not a and not b else len(a & b) / len(a | b)
 
 
 def _tokens_by_line(text: str) -> dict[int, list[tuple[str, str]]]:
@@ -131,8 +131,8 @@ def diff_manuscript(root: Path, base: GitBase, config: EvidenceConfig, max_hunk:
                 failures.append(Violation("hunk_too_long", str(path), anchor, "", message))
             changes.extend(_moves(path, old_tokens, new_tokens, (i1, i2, j1, j2), anchor, evidence, numbers_at))
         failures.extend(v for v in lock_failures if Path(v.file) == path and v.line in changed_lines)
-    numbers = jaccard({t for k, t in all_old if k == "number"}, {t for k, t in all_new if k == "number"})
-    cites = jaccard({t for k, t in all_old if k == "cite"}, {t for k, t in all_new if k == "cite"})
+    numbers = round(jaccard({t for k, t in all_old if k == "number"}, {t for k, t in all_new if k == "number"}), 4)
+    cites = round(jaccard({t for k, t in all_old if k == "cite"}, {t for k, t in all_new if k == "cite"}), 4)
     return DiffReport(changes, failures, numbers, cites, new_manuscript)
 
 
@@ -191,5 +191,4 @@ def _attestation(kind: str, token: str, path: Path, line: int, evidence: Any, nu
 
 def format_change(change: Violation, base: Path | None = None) -> str:
     """Return a change as `relpath:line: number 12 -> 16 (...)`."""
-    located = Violation(change.kind, change.file, change.line, "", "").format(base).split(": ")[0]
-    return f"{located}: {change.message}"
+    return f"{display_path(change.file, base)}:{change.line}: {change.message}"

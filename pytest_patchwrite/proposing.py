@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from .edit import DEFAULT_MAX_SPAN, count_lines, number_lines
+from .edit import DEFAULT_MAX_SPAN
 from .gates.evidence import EvidenceConfig, evaluate
 from .manuscript import find_root, load_manuscript
 from .proposers.base import ProposalRequest, Proposer
@@ -41,7 +41,7 @@ def request_for(target: Any, note: str, max_span: int = DEFAULT_MAX_SPAN) -> Pro
     text = read_text(path)
     report = evaluate(load_manuscript(find_root(path)), EvidenceConfig())
     log = "\n".join(read_text(p) for p in report.log_files)
-    return ProposalRequest(number_lines(text), log, note, count_lines(text), max_span)
+    return ProposalRequest.for_text(text, log, note, max_span)
 
 
 class DefaultProposer:

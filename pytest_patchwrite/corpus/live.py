@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..edit import DEFAULT_MAX_SPAN, count_lines, number_lines
+from ..edit import DEFAULT_MAX_SPAN
 from ..gates.compile import CompileGate
 from ..gates.evidence import EvidenceGate
 from ..model import Gate
@@ -41,7 +41,7 @@ def request_for(
     doc = DOCUMENTS[doc_id]
     fault = inject(doc.head(build), fault_name)
     log = json.dumps(doc.results_log(), indent=2)
-    request = ProposalRequest(number_lines(fault.broken), log, fault.note, count_lines(fault.broken), max_span)
+    request = ProposalRequest.for_text(fault.broken, log, fault.note, max_span)
     return fault, request
 
 

@@ -18,6 +18,7 @@ from ..gates.compile import CompileGate
 from ..gates.evidence import EvidenceConfig, EvidenceGate
 from ..latex import scan
 from ..model import Gate, PatchContext
+from ..prdiff import jaccard
 from ..transaction import try_patch
 from .documents import DOCUMENTS, HALLUCINATED_KEY, LAYERS_LINE, materialize
 from .faults import FAULTS, Fault, inject
@@ -38,11 +39,6 @@ class StressOptions:
     engine: str | None = None
     cache_dir: str = ""
     timeout: float = 60.0
-
-
-def jaccard(a: set[str], b: set[str]) -> float:
-    """Return |a & b| / |a | b|, 1.0 for two empty sets."""
-    return 1.0 if not a and not b else len(a & b) / len(a | b)
 
 
 def _tokens(text: str) -> tuple[set[str], set[str]]:

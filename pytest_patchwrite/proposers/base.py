@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from ..edit import DEFAULT_MAX_SPAN
+from ..edit import DEFAULT_MAX_SPAN, count_lines, number_lines
 
 
 class ProposerError(RuntimeError):
@@ -21,6 +21,11 @@ class ProposalRequest:
     note: str
     n_lines: int
     max_span: int = DEFAULT_MAX_SPAN
+
+    @classmethod
+    def for_text(cls, text: str, log: str, note: str, max_span: int = DEFAULT_MAX_SPAN) -> ProposalRequest:
+        """Return the request for a source text: numbered as the proposer sees it, with its line count."""
+        return cls(number_lines(text), log, note, count_lines(text), max_span)
 
 
 @dataclass(frozen=True)
