@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -153,15 +153,25 @@ def find_root(path: Path | str, levels: int = 3) -> Path:
     return path
 
 
-def copy_manuscript_dir(src: Path, dst: Path, job: str) -> list[tuple[str, Path]]:
-    """Copy a manuscript directory; return (relpath, source) for each copied file.
+def _copy_hashing(source: Path, target: Path) -> bytes:
+    """Copy one file in chunks and return the sha256 of its bytes (read once, for the copy and the hash)."""
+    digest = hashlib.sha256()
+    with open(source, "rb") as src, open(target, "wb") as dst:
+        while chunk := src.read(1 << 20):
+            digest.update(chunk)
+            dst.write(chunk)
+    return digest.digest()
+
+
+def copy_manuscript_dir(src: Path, dst: Path, job: str) -> dict[str, bytes]:
+    """Copy a manuscript directory; return {relpath: sha256 of its bytes} for each copied file.
 
     Left out: dot-files and dot-directories (VCS data, caches; TeX under
     `openin_any=p` cannot open them anyway), the job's stale build outputs, and
     symlinks that leave the directory: a pull request must not smuggle
     `/etc/passwd` in as `notes.tex`.
     """
-    copied: list[tuple[str, Path]] = []
+    copied: dict[str, bytes] = {}
     src_real = src.resolve()
     stale = {f"{job}{suffix}" for suffix in _STALE_SUFFIXES} if job else set()
     for dirpath, dirnames, filenames in os.walk(src):
@@ -176,6 +186,5 @@ def copy_manuscript_dir(src: Path, dst: Path, job: str) -> list[tuple[str, Path]
                 continue
             target = dst / rel_dir / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(real, target)
-            copied.append((str(rel_dir / name), source))
+            copied[str(rel_dir / name)] = _copy_hashing(real, target)
     return copied

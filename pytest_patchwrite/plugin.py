@@ -20,7 +20,7 @@ from .faultcase import fault_case
 from .faultcase import generate as generate_fault_cases
 from .fixtures import assert_head_invariant, assert_preserved, manuscript, pytest_assertrepr_compare, try_patch
 from .gates.compile import CompileReport, EngineMissing
-from .gates.evidence import evaluate
+from .gates.evidence import EvidenceReport, evaluate
 from .manuscript import is_root, load_manuscript
 from .model import GateResult, PatchContext, Violation, display_path
 from .prdiff import GitBase, diff_manuscript, format_change
@@ -59,6 +59,13 @@ class Settings:
     annotations: bool
     owns_shared_dir: bool
     extra_gates: list[Any] = field(default_factory=list)
+    evidence: dict[Path, EvidenceReport] = field(default_factory=dict)
+
+    def evidence_of(self, root: Path) -> EvidenceReport:
+        """Return the evidence locks' report on `root`, evaluated once per session and process."""
+        if root not in self.evidence:
+            self.evidence[root] = evaluate(load_manuscript(root), self.options.evidence_config())
+        return self.evidence[root]
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -285,27 +292,27 @@ class ManuscriptItem(pytest.Item):
             result = compile_result(report)
             result.details["performed_compile"] = performed
             return result
-        evidence = evaluate(load_manuscript(root), settings.options.evidence_config())
         if self.name == "citations":
             shared: CompileReport | None
             try:
                 shared, performed = shared_compile(settings, root)
             except EngineMissing:
                 shared, performed = None, False
-            result = citations_result(evidence, shared)
+            result = citations_result(settings.evidence_of(root), shared)
             result.details["performed_compile"] = performed and shared is not None and not shared.cached
             return result
         if self.name == "numbers":
-            numbers = numbers_result(evidence)
+            numbers = numbers_result(settings.evidence_of(root))
             if numbers is None:
                 pytest.skip(NO_LOG)
             return numbers
         if self.name == "placeholders":
-            return placeholders_result(evidence)
+            return placeholders_result(settings.evidence_of(root))
         if self.name == "diff":
             assert settings.base is not None
             base = GitBase.open(root.parent, settings.base)
-            return diff_manuscript(root, base, settings.options.evidence_config(), settings.max_hunk).result()
+            config = settings.options.evidence_config()
+            return diff_manuscript(root, base, config, settings.max_hunk, settings.evidence_of(root)).result()
         gate = next(g for g in settings.extra_gates if g.stage == self.name)
         text = read_text(root)
         return gate.check(text, PatchContext(root, text))

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .gates.evidence import EvidenceConfig, evaluate
+from .gates.evidence import EvidenceConfig, EvidenceReport, evaluate
 from .latex import scan
 from .manuscript import load_manuscript
 from .model import GateResult, Violation, display_path
@@ -100,10 +100,17 @@ class DiffReport:
         return GateResult(not self.failures, list(self.failures), "diff", 0.0, details)
 
 
-def diff_manuscript(root: Path, base: GitBase, config: EvidenceConfig, max_hunk: int | None = None) -> DiffReport:
-    """Return what the working tree's manuscript moved against `base`."""
+def diff_manuscript(
+    root: Path,
+    base: GitBase,
+    config: EvidenceConfig,
+    max_hunk: int | None = None,
+    evidence: EvidenceReport | None = None,
+) -> DiffReport:
+    """Return what the working tree's manuscript moved against `base` (`evidence`: its locks, if already known)."""
     manuscript = load_manuscript(root)
-    evidence = evaluate(manuscript, config)
+    if evidence is None:
+        evidence = evaluate(manuscript, config)
     lock_failures = [*evidence.citations, *(evidence.numbers or []), *evidence.placeholders]
     changes: list[Violation] = []
     failures: list[Violation] = []

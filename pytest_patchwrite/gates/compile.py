@@ -146,7 +146,7 @@ class CompileGate:
                 rel = path.relative_to(root.parent)
                 (work / rel).parent.mkdir(parents=True, exist_ok=True)
                 (work / rel).write_text(text, encoding="utf-8", newline="")
-            key = self._cache_key(engine, work, copied, overrides, root)
+            key = self._cache_key(engine, copied, overrides, root)
             if self.use_cache and (hit := self._cache_get(key)) is not None:
                 self.cache_hits += 1
                 hit.cached = True
@@ -239,14 +239,16 @@ class CompileGate:
         return not killed.is_set()
 
     # -- the verdict cache ---------------------------------------------------------------
-    def _cache_key(self, engine: str, work: Path, copied: list[tuple[str, Path]], overrides: dict, root: Path) -> str:
+    def _cache_key(self, engine: str, copied: dict[str, bytes], overrides: dict[Path, str], root: Path) -> str:
         digest = hashlib.sha256()
         options = [CACHE_VERSION, engine, root.name, str(self.max_runs), str(self.resolve), str(self.timeout)]
         digest.update(json.dumps(options).encode())
-        names = sorted({rel for rel, _ in copied} | {str(p.relative_to(root.parent)) for p in overrides})
-        for rel in names:
+        files = dict(copied)  # the copy already hashed every file; replaced ones hash their new text
+        for path, text in overrides.items():
+            files[str(path.relative_to(root.parent))] = hashlib.sha256(text.encode("utf-8")).digest()
+        for rel in sorted(files):
             digest.update(rel.encode() + b"\0")
-            digest.update(hashlib.sha256((work / rel).read_bytes()).digest())
+            digest.update(files[rel])
         return digest.hexdigest()
 
     def _cache_get(self, key: str) -> CompileReport | None:
