@@ -16,14 +16,15 @@ def default_gates(
     timeout: float | None = None,
 ) -> list[Gate]:
     """Return the enabled gates for the manuscript at `path`, compile first."""
+    from ..check import CheckOptions
     from ..manuscript import find_root
-    from .compile import CompileGate
     from .evidence import EvidenceGate
 
-    gates: list[Gate] = []
+    options = CheckOptions(engine=engine, timeout=timeout or 60.0)
     root = find_root(path)
+    gates: list[Gate] = []
     if compile_gate:
-        gates.append(CompileGate(root, engine=engine, timeout=timeout or 60.0))
+        gates.append(options.compile_gate(root))
     if evidence_gate:
-        gates.append(EvidenceGate(root))
+        gates.append(EvidenceGate(root, options.evidence_config()))
     return gates
