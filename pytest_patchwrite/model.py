@@ -37,7 +37,7 @@ class Violation:
         return f"{head}{self.kind}{token} {self.message}".rstrip()
 
     def to_json(self) -> dict[str, Any]:
-        """Return the violation as the JSON object of DESIGN 4.5."""
+        """Return the violation as the JSON object of `apply --json` and `check --json` (README, "JSON output")."""
         return asdict(self)
 
 

@@ -39,7 +39,7 @@ class PatchResult:
     edit: Edit | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Return the `apply --json` object of DESIGN 4.5."""
+        """Return the `apply --json` object (README, "JSON output")."""
         return {
             "accepted": self.accepted,
             "stage": self.stage,
