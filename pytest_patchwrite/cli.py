@@ -108,6 +108,20 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
+def cmd_clean(args: argparse.Namespace) -> int:
+    """Remove temp files and sandbox directories left by killed patchwrite processes."""
+    from .tempfiles import sweep_temp_root, sweep_tree
+
+    top = Path(args.dir)
+    if not top.is_dir():
+        raise InputError(top, "not a directory")
+    removed = sweep_tree(top) + sweep_temp_root()
+    for path in removed:
+        print(f"removed {path}")
+    print(f"{len(removed)} stale temp file(s) or sandbox(es) removed")
+    return EXIT_OK
+
+
 def cmd_inject(args: argparse.Namespace) -> int:
     """Inject one of the eight faults into FILE."""
     from .corpus import FaultNotApplicable, inject
@@ -287,6 +301,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-cache", action="store_true", help="compile even when a verdict is cached")
     check.add_argument("--json", action="store_true")
     check.set_defaults(func=cmd_check)
+
+    clean = sub.add_parser("clean", help="remove temp files and sandboxes left by killed patchwrite processes")
+    clean.add_argument("dir", nargs="?", default=".", help="directory to sweep, with its subdirectories (default .)")
+    clean.set_defaults(func=cmd_clean)
 
     inject = sub.add_parser("inject", help="inject one of the paper's eight faults into FILE")
     inject.add_argument("file")

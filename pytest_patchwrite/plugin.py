@@ -6,7 +6,6 @@ import fcntl
 import hashlib
 import json
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from .prdiff import GitBase, diff_manuscript, format_change
 from .proposing import add_options as add_proposer_options
 from .proposing import configure as configure_proposer
 from .proposing import propose
+from .tempfiles import make_owned_temp_dir
 from .transaction import InputError, read_text
 
 __all__ = [
@@ -152,7 +152,7 @@ def _settings(config: pytest.Config) -> Settings:
     if workerinput is not None and SHARED_DIR_KEY in workerinput:
         shared, owns = Path(workerinput[SHARED_DIR_KEY]), False
     else:
-        shared, owns = Path(tempfile.mkdtemp(prefix="patchwrite-session-")), True
+        shared, owns = make_owned_temp_dir("session"), True
     options = CheckOptions(
         engine=config.option.patchwrite_engine,
         default_engine=default_engine,

@@ -14,6 +14,7 @@ from typing import Any
 
 from .edit import DEFAULT_MAX_SPAN, Edit, EditError, apply_edit, count_lines, parse_edit
 from .model import Gate, PatchContext, Violation
+from .tempfiles import TEMP_SUFFIX, sweep_dir, temp_file_prefix
 
 
 class InputError(Exception):
@@ -90,7 +91,7 @@ def file_lock(path: Path) -> Iterator[int]:
 def atomic_write(path: Path, text: str) -> None:
     """Replace `path` by `text` so a crash leaves either the old or the new bytes."""
     mode = os.stat(path).st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".patchwrite-tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_file_prefix(path), suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(text.encode("utf-8"))
@@ -121,6 +122,7 @@ def try_patch(
     path = Path(path)
     started = time.perf_counter()
     read_text(path)  # a clear InputError before any lock is taken
+    sweep_dir(path.parent)  # copies left by a killed earlier run
     with file_lock(path):
         head = read_text(path)
         try:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..manuscript import ENGINES, copy_manuscript_dir, infer_engine
 from ..model import GateResult, PatchContext, Violation
+from ..tempfiles import owned_temp_dir
 from ..texlog import ERROR, FATAL, LogMessage, needs_rerun, parse_blg, parse_tex_log
 from ..transaction import read_text
 
@@ -138,7 +139,7 @@ class CompileGate:
         if shutil.which(engine) is None:
             raise EngineMissing(f"{engine} is not installed (Debian package {PACKAGE_OF[engine]})")
         started = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix="patchwrite-") as tmp:
+        with owned_temp_dir("sandbox") as tmp:
             work = Path(tmp)
             job = root.stem
             copied = copy_manuscript_dir(root.parent, work, job)
