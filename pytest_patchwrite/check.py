@@ -18,6 +18,7 @@ class CheckOptions:
     engine: str | None = None
     default_engine: str = "pdflatex"
     timeout: float = 60.0
+    max_runs: int = 5
     use_cache: bool = True
     cache_dir: Path | None = None
     bibs: list[Path] = field(default_factory=list)
@@ -33,6 +34,7 @@ class CheckOptions:
             engine=self.engine,
             default_engine=self.default_engine,
             timeout=self.timeout,
+            max_runs=self.max_runs,
             cache_dir=self.cache_dir,
             use_cache=self.use_cache,
         )

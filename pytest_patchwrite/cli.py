@@ -76,7 +76,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .check import CheckOptions, check_manuscript
     from .manuscript import find_root, is_root
 
-    options = CheckOptions(engine=args.engine, timeout=args.timeout or 60.0, use_cache=not args.no_cache)
+    if args.max_runs < 1:
+        raise InputError("--max-runs", f"{args.max_runs}: at least one engine run is needed")
+    options = CheckOptions(
+        engine=args.engine, timeout=args.timeout or 60.0, max_runs=args.max_runs, use_cache=not args.no_cache
+    )
     out, failed = [], False
     roots: dict[Path, Path] = {}  # resolved -> as shown; a section file stands for the root that inputs it
     for name in args.files:
@@ -299,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--engine", choices=("pdflatex", "xelatex", "lualatex"), default=None)
     check.add_argument("--timeout", type=float, default=None, help="seconds before the engine is killed (default 60)")
     check.add_argument("--no-cache", action="store_true", help="compile even when a verdict is cached")
+    check.add_argument("--max-runs", type=int, default=5, help="most engine runs per compile (default 5)")
     check.add_argument("--json", action="store_true")
     check.set_defaults(func=cmd_check)
 

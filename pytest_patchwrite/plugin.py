@@ -117,6 +117,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="S",
         help="seconds before a compile is killed (default: ini patchwrite_timeout, 60)",
     )
+    group.addoption(
+        "--patchwrite-max-runs",
+        dest="patchwrite_max_runs",
+        default=None,
+        type=int,
+        metavar="N",
+        help="most engine runs per compile before `rerun_limit` (default: ini patchwrite_max_runs, 5)",
+    )
     add_fault_options(parser)
     add_proposer_options(parser)
     parser.addini("patchwrite_collect", "collect root .tex manuscripts as test items", type="bool", default=True)
@@ -126,6 +134,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("patchwrite_numbers", "number policy: decimals, all, strict or off", default="decimals")
     parser.addini("patchwrite_allow", "numbers allowed without a log", type="args", default=[])
     parser.addini("patchwrite_timeout", "seconds before a compile is killed", default="60")
+    parser.addini("patchwrite_max_runs", "most engine runs per compile (reruns until the .aux settles)", default="5")
     parser.addini("patchwrite_base", "git revision the `diff` item compares against", default="")
     parser.addini("patchwrite_max_hunk", "fail `diff` hunks longer than this many lines (off when empty)", default="")
     parser.addini("patchwrite_max_span", "longest EDIT span the try_patch fixture accepts", default="40")
@@ -141,10 +150,15 @@ def _settings(config: pytest.Config) -> Settings:
     try:
         timeout = config.option.patchwrite_timeout or float(config.getini("patchwrite_timeout"))
         max_span = int(config.getini("patchwrite_max_span"))
+        max_runs = config.option.patchwrite_max_runs or int(config.getini("patchwrite_max_runs"))
         hunk = str(config.getini("patchwrite_max_hunk")).strip()
         max_hunk = int(hunk) if hunk else None
     except ValueError as exc:
-        raise pytest.UsageError(f"patchwrite_timeout / patchwrite_max_span / patchwrite_max_hunk: {exc}") from exc
+        raise pytest.UsageError(
+            f"patchwrite_timeout / patchwrite_max_span / patchwrite_max_runs / patchwrite_max_hunk: {exc}"
+        ) from exc
+    if max_runs < 1:
+        raise pytest.UsageError(f"patchwrite_max_runs = {max_runs}: at least one engine run is needed")
     base = config.option.patchwrite_base or str(config.getini("patchwrite_base")).strip() or None
     cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider
     cache_dir = cache.mkdir("patchwrite") if cache is not None else None
@@ -157,6 +171,7 @@ def _settings(config: pytest.Config) -> Settings:
         engine=config.option.patchwrite_engine,
         default_engine=default_engine,
         timeout=timeout,
+        max_runs=max_runs,
         use_cache=not config.option.patchwrite_no_cache,
         cache_dir=cache_dir,
         bibs=[Path(p) for p in config.getini("patchwrite_bib")],

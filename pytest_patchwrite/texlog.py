@@ -72,7 +72,7 @@ def _error_kind(text: str) -> str:
         return "capacity_exceeded"
     if "forced-fail" in text or "patchwrite-forced-fail" in text:
         return "forced_fail"
-    if re.match(r"(LaTeX|Package|Class) ", text):
+    if re.match(r"(?:Fatal )?(?:LaTeX|Package|Class) ", text):
         return "latex_error"
     return "tex_error"
 

@@ -1,0 +1,116 @@
+"""Classes of real papers that must build and check cleanly (or fail where they really fail), one row each.
+
+Each row is a minimal document of our own that reproduces what a real paper does
+(citations in \\input files under plain BibTeX, a biblatex document of only
+\\nocite{*}, ...); the real engine and bibliography tool run on it through the
+same `check_manuscript` as `patchwrite check`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from conftest import require_tool
+
+from pytest_patchwrite.check import CheckOptions, check_manuscript
+
+REFS = """@book{knuth1984, author = {Donald Knuth}, title = {The {\\TeX}book}, year = {1984}, publisher = {AW}}
+@book{lamport1994, author = {Leslie Lamport}, title = {{\\LaTeX}}, year = {1994}, publisher = {AW}}
+"""
+
+# an .aux entry that changes on every run: the cross-references never settle
+OSCILLATING = r"""\documentclass{article}
+\makeatletter
+\newcommand\osc[1]{\gdef\oscval{#1}}
+\newcommand\oscval{0}
+\AtEndDocument{\immediate\write\@auxout{\string\osc{\the\numexpr\oscval+1\relax}}}
+\makeatother
+\begin{document}
+Run \oscval.\label{a} See \ref{a}.
+\end{document}
+"""
+
+
+@dataclass(frozen=True)
+class Paper:
+    """One class of real paper: its files, the tools it needs, and each item's expected violation kinds."""
+
+    id: str
+    files: dict[str, str]
+    expect: dict[str, set[str]]
+    tools: tuple[str, ...] = ("pdflatex",)
+    engine: str = "pdflatex"
+    root: str = "main.tex"
+    options: dict[str, object] = field(default_factory=dict)
+    runs: int | None = None
+
+
+PAPERS = [
+    Paper(
+        "plain_bibtex_citations_in_inputs",
+        {
+            "main.tex": "\\documentclass{article}\n\\begin{document}\n\\tableofcontents\n\\input{sections/intro}\n"
+            "\\input{sections/method}\n\\bibliographystyle{plain}\n\\bibliography{refs}\n\\end{document}\n",
+            "sections/intro.tex": "\\section{Introduction}\nAs \\cite{knuth1984} shows (Section~\\ref{sec:m}).\n",
+            "sections/method.tex": "\\section{Method}\\label{sec:m}\nWe follow \\cite{lamport1994}.\n",
+            "refs.bib": REFS,
+        },
+        {"compile": set(), "citations": set(), "placeholders": set()},
+        tools=("pdflatex", "bibtex"),
+        runs=3,  # pdflatex, bibtex, pdflatex, pdflatex: as latexmk
+    ),
+    Paper(
+        "biblatex_only_nocite_star",
+        {
+            "main.tex": "\\documentclass{article}\n\\usepackage[backend=biber]{biblatex}\n"
+            "\\addbibresource{refs.bib}\n\\begin{document}\n\\nocite{*}\n\\printbibliography\n\\end{document}\n",
+            "refs.bib": REFS,
+        },
+        {"compile": set(), "citations": set(), "placeholders": set()},
+        tools=("pdflatex", "biber"),
+    ),
+    Paper(
+        "cross_references_that_never_settle",
+        {"main.tex": OSCILLATING},
+        {"compile": {"rerun_limit"}, "citations": set(), "placeholders": set()},
+        options={"max_runs": 3},
+        runs=3,
+    ),
+    Paper(
+        "fontspec_forced_under_pdflatex",
+        {"main.tex": "\\documentclass{article}\n\\usepackage{fontspec}\n\\begin{document}\nHi.\n\\end{document}\n"},
+        {"compile": {"latex_error"}, "citations": set(), "placeholders": set()},
+        options={"engine": "pdflatex"},
+        runs=1,  # the first run already fails: no rerun can change that
+    ),
+]
+
+
+def _write(directory: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = directory / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("paper", PAPERS, ids=lambda p: p.id)
+def test_real_paper_classes(paper: Paper, tmp_path: Path) -> None:
+    for tool in paper.tools:
+        require_tool(tool)
+    _write(tmp_path, paper.files)
+    options = CheckOptions(use_cache=False, **paper.options)  # type: ignore[arg-type]
+    results = check_manuscript(tmp_path / paper.root, options)
+    found = {gate: {v.kind for v in result.violations} for gate, result in results.items()}
+    assert {gate: found.get(gate) for gate in paper.expect} == paper.expect, results
+    assert results["compile"].details["engine"] == paper.engine
+    if paper.runs is not None:
+        assert results["compile"].details["runs"] == paper.runs
+
+
+def test_fontspec_under_pdflatex_names_the_magic_comment(tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    _write(tmp_path, PAPERS[3].files)
+    result = check_manuscript(tmp_path / "main.tex", CheckOptions(use_cache=False, engine="pdflatex"))["compile"]
+    assert "% !TEX program = xelatex" in result.violations[0].message, result.violations
