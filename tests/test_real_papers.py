@@ -52,7 +52,9 @@ PAPERS = [
         "plain_bibtex_citations_in_inputs",
         {
             "main.tex": "\\documentclass{article}\n\\begin{document}\n\\tableofcontents\n\\input{sections/intro}\n"
-            "\\input{sections/method}\n\\bibliographystyle{plain}\n\\bibliography{refs}\n\\end{document}\n",
+            "\\input{sections/method}\n\\include{back}\n\\end{document}\n",
+            # the bibliography in an \\include'd file: its \\bibdata is in back.aux, not main.aux
+            "back.tex": "\\bibliographystyle{plain}\n\\bibliography{refs}\n",
             "sections/intro.tex": "\\section{Introduction}\nAs \\cite{knuth1984} shows (Section~\\ref{sec:m}).\n",
             "sections/method.tex": "\\section{Method}\\label{sec:m}\nWe follow \\cite{lamport1994}.\n",
             "refs.bib": REFS,

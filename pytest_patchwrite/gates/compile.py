@@ -219,7 +219,7 @@ class CompileGate:
     def _bib_tool(work: Path, job: str) -> str | None:
         if (work / f"{job}.bcf").exists():
             return "biber"
-        if "\\bibdata" in _read(work / f"{job}.aux"):
+        if "\\bibdata" in (_bib_input(work, job, "bibtex") or ""):  # also in an \\include'd file's .aux
             return "bibtex"
         return None
 
@@ -350,9 +350,7 @@ def _bib_input(work: Path, job: str, tool: str | None) -> str | None:
 
 def _failed(messages: list[LogMessage], allow_no_output: bool) -> bool:
     """Return whether a run stopped at an error (no pages is no error while the bibliography is pending)."""
-    return any(
-        m.severity in (ERROR, FATAL) and not (allow_no_output and m.kind == "no_output") for m in messages
-    )
+    return any(m.severity in (ERROR, FATAL) and not (allow_no_output and m.kind == "no_output") for m in messages)
 
 
 def _violations(report: CompileReport, root: Path, timeout: float, max_runs: int) -> list[Violation]:
@@ -366,8 +364,10 @@ def _violations(report: CompileReport, root: Path, timeout: float, max_runs: int
     if not violations and report.pdf_bytes <= 64:
         violations.append(Violation("no_pdf", str(root), 0, "", "the engine wrote no PDF (or an empty one)"))
     if not violations and report.unsettled:
-        msg = (f"the auxiliary files still changed after {max_runs} {report.engine} runs (cross-references that "
-               "never settle); raise patchwrite_max_runs (--patchwrite-max-runs, check --max-runs) if it needs more")
+        msg = (
+            f"the auxiliary files still changed after {max_runs} {report.engine} runs (cross-references that "
+            "never settle); raise patchwrite_max_runs (--patchwrite-max-runs, check --max-runs) if it needs more"
+        )
         violations.append(Violation("rerun_limit", str(root), 0, "", msg))
     return violations
 
