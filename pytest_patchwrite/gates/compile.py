@@ -219,7 +219,7 @@ class CompileGate:
     def _bib_tool(work: Path, job: str) -> str | None:
         if (work / f"{job}.bcf").exists():
             return "biber"
-        if "\\bibdata" in (_bib_input(work, job, "bibtex") or ""):  # also in an \\include'd file's .aux
+        if "\\bibdata" in (_bib_input(work, job, "bibtex") or ""):  # also in an \include'd file's .aux
             return "bibtex"
         return None
 
