@@ -10,7 +10,7 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock
 
-from .transaction import read_text
+from .inputs import read_text
 
 
 @dataclass
@@ -37,7 +37,7 @@ def load_bib(path: Path) -> tuple[dict[str, str], list[tuple[str, int, str]]]:
     entries it did parse still count. A repeated `@string` is no problem (bibtex
     lets the later one win); a repeated entry key is (bibtex stops on it).
     """
-    text = read_text(path)
+    text = read_text(path, kind="bib")
     library = bibtexparser.parse_string(text)
     keys = {entry.key: f"{path}:{(entry.start_line or 0) + 1}" for entry in library.entries}
     problems: list[tuple[str, int, str]] = []

@@ -2,79 +2,113 @@
 
 from __future__ import annotations
 
-import csv
 import glob
-import io
 import json
 import re
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from .transaction import InputError, read_text
+from .errors import InputError
+from .inputs import read_text
+from .numeric import NumberIndex, parse_number, shift
 
-# a number standing on its own: not the 16 of `en_sec_16`, nor the 2 of `gpt2`
-_NUMERIC = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)")
-MAX_DECIMALS = 8
+# a number standing on its own: not the 16 of `en_sec_16`, nor the 2 of `gpt2`; no two quantifiers can
+# share a digit, so a long run of digits is scanned in linear time
+_NUMERIC = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)")
+#: YAML aliases allowed in one log (an alias bomb needs thousands)
+MAX_YAML_ALIASES = 100
+
+
+class _Leaf(str):
+    """A number's text as the log printed it (JSON parse_float/parse_int), never converted to float."""
 
 
 @dataclass
 class EvidenceLog:
-    """The numbers a set of experimental logs attests, with fast lookup by printed precision."""
+    """The numbers a set of experimental logs attests, indexed for lookup at any printed precision."""
 
     files: list[Path] = field(default_factory=list)
     raw: set[str] = field(default_factory=set)
-    values: list[Decimal] = field(default_factory=list)
-    _rounded: set[tuple[int, Decimal]] = field(default_factory=set)
+    index: NumberIndex = field(default_factory=NumberIndex)
 
     def add(self, raw: str) -> None:
         """Record one numeric string of a log."""
         raw = raw.strip()
-        try:
-            value = Decimal(raw.replace(",", ""))
-        except InvalidOperation:
+        if raw in self.raw:
             return
-        if not value.is_finite():
+        value = parse_number(raw.replace(",", ""))
+        if value is None:
             return
         self.raw.add(raw)
-        self.values.append(value)
+        self.index.add(value)
         # a fraction in the log may be printed as a percentage: 0.914 -> 91.4
-        for scaled in (value, value * 100) if abs(value) <= 1 else (value,):
-            for places in range(MAX_DECIMALS + 1):
-                quantum = Decimal(1).scaleb(-places)
-                for mode in (ROUND_HALF_UP, ROUND_HALF_EVEN):
-                    self._rounded.add((places, scaled.quantize(quantum, rounding=mode)))
+        if value.copy_abs() <= 1 and (scaled := shift(value, 2)) is not None:
+            self.index.add(scaled)
 
-    def attests(self, value: Decimal, decimals: int, printed: str = "", strict: bool = False) -> bool:
-        """Return whether a printed number is in the logs: equal, equal after rounding, or after scaling by 100."""
+    def attests(self, value: Decimal, printed: str = "", strict: bool = False) -> bool:
+        """Return whether a printed number is in the logs: equal, equal after rounding to its printed precision,
+        or after scaling by 100; `strict` asks for the same text."""
         if strict:
             return printed in self.raw
-        if decimals > MAX_DECIMALS:
-            return value in self.values
-        quantum = Decimal(1).scaleb(-decimals)
-        return (decimals, value.quantize(quantum)) in self._rounded
+        return self.index.rounds_to(value)
 
 
 def _walk(data: Any, log: EvidenceLog) -> None:
-    if isinstance(data, bool) or data is None:
-        return
-    if isinstance(data, (int, float)):
-        log.add(repr(data) if isinstance(data, float) else str(data))
-    elif isinstance(data, str):
-        for token in _NUMERIC.findall(data):
-            log.add(token)
-    elif isinstance(data, dict):
-        for value in data.values():
-            _walk(value, log)
-    elif isinstance(data, (list, tuple)):
-        for value in data:
-            _walk(value, log)
+    # iterative, each container once: deep nesting needs no stack, shared YAML nodes are not re-walked
+    stack, seen = [data], set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, bool) or item is None:
+            continue
+        if isinstance(item, _Leaf):
+            log.add(item)
+        elif isinstance(item, (int, float, Decimal)):
+            log.add(repr(item) if isinstance(item, float) else str(item))
+        elif isinstance(item, str):
+            for token in _NUMERIC.findall(item):
+                log.add(token)
+        elif isinstance(item, (dict, list, tuple)):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            stack.extend(item.values() if isinstance(item, dict) else item)
+
+
+def _yaml(text: str, path: Path) -> Any:
+    try:
+        import yaml  # type: ignore[import-untyped]
+    except ImportError as exc:
+        raise InputError(path, "a YAML log needs PyYAML: pip install PyYAML") from exc
+
+    class BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]
+        aliases = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                self.aliases += 1
+                if self.aliases > MAX_YAML_ALIASES:
+                    mark = self.peek_event().start_mark
+                    raise InputError(path, f"more than {MAX_YAML_ALIASES} YAML aliases", line=mark.line + 1)
+            return super().compose_node(parent, index)
+
+    try:
+        return yaml.load(text, Loader=BoundedLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(path, f"cannot be parsed as YAML ({problem})", line=line) from None
+
+
+def _json(text: str) -> Any:
+    return json.loads(text, parse_float=_Leaf, parse_int=_Leaf)
 
 
 def load_log_file(path: Path, log: EvidenceLog) -> None:
     """Add every numeric leaf or token of one log file to `log`; raise InputError when it cannot be read."""
-    text = read_text(path)
+    text = read_text(path, kind="log")
     suffix = path.suffix.lower()
     try:
         if suffix in (".json", ".jsonl"):
@@ -82,34 +116,28 @@ def load_log_file(path: Path, log: EvidenceLog) -> None:
                 for number, line in enumerate(text.splitlines(), start=1):
                     if line.strip():
                         try:
-                            _walk(json.loads(line), log)
+                            _walk(_json(line), log)
                         except ValueError as exc:
                             raise InputError(f"{path}:{number}", f"not valid JSON ({exc})") from exc
             else:
-                _walk(json.loads(text), log)
-        elif suffix in (".csv", ".tsv"):
-            delimiter = "\t" if suffix == ".tsv" else ","
-            for row in csv.reader(io.StringIO(text), delimiter=delimiter):
-                for cell in row:
-                    for token in _NUMERIC.findall(cell):
-                        log.add(token)
+                _walk(_json(text), log)
         elif suffix == ".toml":
             import tomllib
 
-            _walk(tomllib.loads(text), log)
+            _walk(tomllib.loads(text, parse_float=Decimal), log)
         elif suffix in (".yaml", ".yml"):
-            try:
-                import yaml  # type: ignore[import-untyped]
-            except ImportError as exc:
-                raise InputError(path, "a YAML log needs PyYAML: pip install PyYAML") from exc
-            _walk(yaml.safe_load(text), log)
+            _walk(_yaml(text, path), log)
         else:
+            # CSV and TSV too: a cell's numbers are the numbers its text holds, and the
+            # separators stop a number, so no CSV parser (nor its field-size limit) is needed
             for token in _NUMERIC.findall(text):
                 log.add(token)
     except InputError:
         raise
+    except RecursionError:
+        raise InputError(path, f"nested too deeply to be read as {suffix.lstrip('.').upper()}") from None
     except ValueError as exc:
-        raise InputError(path, f"cannot be parsed as {suffix.lstrip('.').upper()} ({exc})") from exc
+        raise InputError(path, f"cannot be parsed as {suffix.lstrip('.').upper()} ({exc})") from None
     log.files.append(path)
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
+
+from .numeric import parse_number, shift
 
 VERBATIM_ENVS = ("verbatim", "verbatim*", "Verbatim", "lstlisting", "minted", "comment", "alltt", "filecontents",
                  "filecontents*", "BVerbatim", "LVerbatim", "CCSXML")  # fmt: skip
@@ -63,7 +65,7 @@ _NUMBER = re.compile(
     r"(?P<sign>(?<![\w\d.,}])[-+\u2212])?"
     r"(?<![\w.\d])(?P<int>\d{1,3}(?:(?:,|\{,\})\d{3})+(?!\d)|\d+)(?P<frac>\.\d+)?"
     r"(?:(?P<exp>[eE][-+]?\d+)|\s*\\times\s*10\^\{?(?P<exp2>[-+]?\d+)\}?)?"
-    r"(?P<pct>\s*(?:\\,|~)?\s*\\%|\s*\\percent\b|%)?"
+    r"(?P<pct>\s*(?:(?:\\,|~)\s*)?\\%|\s*\\percent\b|%)?"
 )
 _UNIT_AFTER = re.compile(
     r"(?:\s*(?:pt|mm|cm)\b|(?:in|em|ex|bp|pc|dd|cc|sp|mu|px)\b|\s*\\(?:linewidth|textwidth|columnwidth|textheight|"
@@ -305,17 +307,20 @@ def _inside(ranges: list[tuple[int, int]], starts: list[int], pos: int) -> bool:
 
 
 def _value(m: re.Match[str]) -> tuple[Decimal, int] | None:
+    """Return the exact value (its exponent is the printed precision) and the printed fraction digits."""
     digits = re.sub(r"\{,\}|,", "", m.group("int"))
     frac = m.group("frac") or ""
-    try:
-        value = Decimal(digits + frac)
-    except InvalidOperation:
+    value = parse_number(digits + frac)
+    if value is None:
         return None
     exp = m.group("exp") or (f"e{m.group('exp2')}" if m.group("exp2") else "")
     if exp:
-        value = value.scaleb(int(exp[1:]))
+        power = parse_number("1" + exp)
+        value = shift(value, int(power.as_tuple().exponent)) if power is not None else None
+        if value is None:
+            return None
     if m.group("sign") in ("-", "\u2212"):
-        value = -value
+        value = value.copy_negate()
     return value, len(frac) - 1 if frac else 0
 
 

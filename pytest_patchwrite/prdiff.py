@@ -192,7 +192,7 @@ def _attestation(kind: str, token: str, path: Path, line: int, evidence: Any, nu
     if number is None:
         return ""
     logs = ", ".join(p.name for p in evidence.log_files)
-    attested = evidence.log.attests(number.value, number.decimals)
+    attested = evidence.log.attests(number.value)
     return f" ({'attested' if attested else 'not attested'} by {logs})"
 
 

@@ -158,4 +158,3 @@ def owned_temp_dir(kind: str) -> tempfile.TemporaryDirectory[str]:
 def make_owned_temp_dir(kind: str) -> Path:
     """Return a new directory `<kind>-<pid>-*` in the temp root; the caller removes it (or a later sweep does)."""
     return Path(tempfile.mkdtemp(prefix=f"{kind}-{os.getpid()}-", dir=temp_root()))
-

@@ -13,17 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from .edit import DEFAULT_MAX_SPAN, Edit, EditError, apply_edit, count_lines, parse_edit
+from .errors import InputError as InputError  # re-exported: the historical import place
+from .inputs import read_text
 from .model import Gate, PatchContext, Violation
 from .tempfiles import TEMP_SUFFIX, sweep_dir, temp_file_prefix
-
-
-class InputError(Exception):
-    """A file that cannot be used as input; the message names the file and the problem."""
-
-    def __init__(self, path: Path | str, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
-        self.path = str(path)
-        self.problem = problem
 
 
 @dataclass
@@ -50,28 +43,11 @@ class PatchResult:
         }
 
 
-def read_text(path: Path) -> str:
-    """Return the UTF-8 text of `path` exactly (no newline translation); raise InputError."""
-    if not path.exists():
-        raise InputError(path, "no such file")
-    if path.is_dir():
-        raise InputError(path, "is a directory, not a file")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror})") from exc
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(f"{path}:{line}", f"not valid UTF-8 (byte 0x{data[exc.start]:02x})") from exc
-
-
 @contextmanager
 def file_lock(path: Path) -> Iterator[int]:
     """Hold an exclusive lock on the current inode of `path` (re-taken if it was replaced)."""
     while True:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             # a writer that held the lock may have replaced the file: lock the new inode instead

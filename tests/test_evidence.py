@@ -172,8 +172,8 @@ def test_log_formats(tmp_path: Path, name: str, content: str) -> None:
     log = load_logs([name], tmp_path)
     from decimal import Decimal
 
-    assert log.attests(Decimal("91.4"), 1) and log.attests(Decimal("0.914"), 3) and log.attests(Decimal("68.2"), 1)
-    assert not log.attests(Decimal("91.5"), 1) and not log.attests(Decimal("6820"), 0)
+    assert log.attests(Decimal("91.4")) and log.attests(Decimal("0.914")) and log.attests(Decimal("68.2"))
+    assert not log.attests(Decimal("91.5")) and not log.attests(Decimal("6820"))
 
 
 def test_numbers_inside_identifiers_of_a_log_attest_nothing(tmp_path: Path) -> None:
@@ -181,8 +181,8 @@ def test_numbers_inside_identifiers_of_a_log_attest_nothing(tmp_path: Path) -> N
 
     (tmp_path / "r.json").write_text('{"run": "en_sec_16", "model": "gpt2", "note": "acc was 91.4."}')
     log = load_logs(["r.json"], tmp_path)
-    assert not log.attests(Decimal("16"), 0) and not log.attests(Decimal("2"), 0)
-    assert log.attests(Decimal("91.4"), 1)
+    assert not log.attests(Decimal("16")) and not log.attests(Decimal("2"))
+    assert log.attests(Decimal("91.4"))
 
 
 def test_log_errors_name_the_file(tmp_path: Path) -> None:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from ..bib import Bibliography, load_bibliography, resolve_bib
+from ..errors import InputError
 from ..explog import EvidenceLog, load_logs
 from ..latex import Scan, scan
 from ..manuscript import Manuscript, load_manuscript, magic_comments
 from ..model import GateResult, PatchContext, Violation
-from ..transaction import InputError
+from ..numeric import parse_number
 
 POLICIES = ("decimals", "all", "off")
 
@@ -133,12 +133,7 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig) -> EvidenceReport:
 
 
 def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConfig) -> list[Violation]:
-    allowed: set[Decimal] = set()
-    for item in config.allow_numbers:
-        try:
-            allowed.add(Decimal(str(item).rstrip("%")))
-        except InvalidOperation:
-            continue
+    allowed = {value for item in config.allow_numbers if (value := parse_number(str(item).rstrip("%"))) is not None}
     mode = "strict" if config.strict else config.numbers
     logs = _name_list(log.files)
     out: list[Violation] = []
@@ -148,7 +143,7 @@ def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConf
             if not empirical or n.value in allowed or s.is_suppressed(n.line, "number"):
                 continue
             printed = re.sub(r"\\percent|\\%|%|\\,|~|\{,\}|,|\s", "", n.text)
-            if log.attests(n.value, n.decimals, printed, strict=config.strict):
+            if log.attests(n.value, printed, strict=config.strict):
                 continue
             message = (
                 f"is not attested (policy: {mode}; logs: {logs}); "

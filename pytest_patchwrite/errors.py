@@ -1,0 +1,51 @@
+"""Our exception types: every user or input error names the file, the line when known, and the problem.
+
+The command line maps a `PatchwriteError` to exit 2 with one line, the pytest items show it as a
+located failure; anything else is a bug (exit 3).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class PatchwriteError(Exception):
+    """A problem the user can fix: `file:line: problem`, with a stable `reason` code."""
+
+    reason = "error"
+
+    def __init__(self, path: Path | str, problem: str, *, line: int | None = None, reason: str | None = None) -> None:
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        if reason is not None:
+            self.reason = reason
+        super().__init__(self.location() + ": " + problem if self.path else problem)
+
+    def location(self) -> str:
+        """Return `file:line` (or just `file`) where the problem is."""
+        return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+
+class InputError(PatchwriteError):
+    """A file or option that cannot be used as input; the message names the file and the problem."""
+
+    reason = "bad_input"
+
+
+class InputTooLarge(InputError):
+    """An input larger than its configured cap."""
+
+    reason = "too_large"
+
+
+class NotRegularFile(InputError):
+    """An input that is a FIFO, a device, a socket or a directory, which is never read."""
+
+    reason = "not_a_file"
+
+
+class UsageError(InputError):
+    """A command-line option outside its allowed values."""
+
+    reason = "usage"

@@ -1,0 +1,145 @@
+"""The one bounded reader for untrusted inputs: manuscripts, edit replies, experimental logs, bibliographies.
+
+Only regular files are read: a FIFO is opened without blocking and refused, a device such as
+`/dev/zero` is refused, and a file larger than its kind's cap is refused before it is read.
+The caps are far above real papers; `PATCHWRITE_MAX_<KIND>_MB` (for example
+`PATCHWRITE_MAX_LOG_MB=2048`) raises one.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO
+
+from .errors import InputError, InputTooLarge, NotRegularFile
+
+MB = 1024 * 1024
+#: default caps in bytes, per kind of input
+DEFAULT_LIMITS = {
+    "manuscript": 64 * MB,
+    "edit": 64 * MB,
+    "log": 1024 * MB,
+    "bib": 256 * MB,
+}
+_KINDS = {
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a directory",
+}
+
+
+def limit_for(kind: str) -> int:
+    """Return the size cap in bytes for inputs of `kind`, from `PATCHWRITE_MAX_<KIND>_MB` or the default."""
+    name = f"PATCHWRITE_MAX_{kind.upper()}_MB"
+    value = os.environ.get(name, "").strip()
+    if value:
+        try:
+            megabytes = float(value)
+        except ValueError:
+            megabytes = -1.0
+        if not 0 < megabytes < 1 << 40:
+            raise InputError(name, f"{value!r} is not a positive size in megabytes")
+        return int(megabytes * MB)
+    return DEFAULT_LIMITS.get(kind, DEFAULT_LIMITS["manuscript"])
+
+
+def _what(mode: int) -> str:
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def _too_large(path: Path | str, size: int | None, kind: str, limit: int) -> InputTooLarge:
+    shown = f"is {size / MB:.1f} MB" if size is not None else "is larger than the cap"
+    return InputTooLarge(
+        path,
+        f"{shown}; the cap for a {kind} is {limit / MB:g} MB (raise it with PATCHWRITE_MAX_{kind.upper()}_MB)",
+    )
+
+
+def _read_fd(fd: int, path: Path | str, kind: str, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        # one byte past the cap tells a file that grew while we read it from one that fits
+        chunk = os.read(fd, min(8 * MB, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise _too_large(path, None, kind, limit)
+
+
+def open_regular(path: Path | str) -> tuple[int, os.stat_result]:
+    """Return an fd open for reading and its stat, only for a regular file; never blocks on a FIFO."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except IsADirectoryError:
+        raise NotRegularFile(path, "is a directory, not a file") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile(path, f"is {_what(info.st_mode)}, not a regular file; it is never read")
+        # reads of a regular file never block; clear the flag so nothing below sees EAGAIN
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+def read_bytes(path: Path | str, kind: str = "manuscript", limit: int | None = None) -> bytes:
+    """Return the bytes of a regular file no larger than the cap for `kind`; raise InputError otherwise."""
+    limit = limit_for(kind) if limit is None else limit
+    fd, info = open_regular(path)
+    try:
+        if info.st_size > limit:
+            raise _too_large(path, info.st_size, kind, limit)
+        try:
+            return _read_fd(fd, path, kind, limit)
+        except OSError as exc:
+            raise InputError(path, f"cannot be read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def read_prefix(path: Path | str, size: int) -> bytes:
+    """Return at most the first `size` bytes of a regular file; raise InputError for anything else."""
+    fd, _info = open_regular(path)
+    try:
+        return os.read(fd, size)
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def decode(data: bytes, path: Path | str) -> str:
+    """Return `data` as UTF-8 text; raise InputError naming the line of the first invalid byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        problem = f"not valid UTF-8 (byte 0x{data[exc.start]:02x})"
+        raise InputError(path, problem, line=line, reason="not_utf8") from None
+
+
+def read_text(path: Path | str, kind: str = "manuscript") -> str:
+    """Return the UTF-8 text of a regular file exactly (no newline translation); raise InputError."""
+    return decode(read_bytes(path, kind), path)
+
+
+def read_stream(stream: BinaryIO, name: str, kind: str = "edit") -> str:
+    """Return the UTF-8 text of a stream (stdin) read up to the cap for `kind`; raise InputError."""
+    limit = limit_for(kind)
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise _too_large(name, None, kind, limit)
+    return decode(data, name)
