@@ -7,21 +7,22 @@ import json
 import os
 import re
 import shutil
-import signal
-import subprocess
 import tempfile
-import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .. import sandbox
 from ..manuscript import ENGINES, copy_manuscript_dir, infer_engine
 from ..model import GateResult, PatchContext, Violation
-from ..tempfiles import owned_temp_dir
 from ..texlog import ERROR, FATAL, LogMessage, needs_rerun, parse_blg, parse_tex_log
 from ..transaction import read_text
 
-CACHE_VERSION = "2"
+CACHE_VERSION = "3"
+# every root runs under this job name: a file name from a pull request never reaches a command line or a shell
+JOB = "patchwrite"
+# the name a root gets inside the sandbox when its own name is not harmless (`x$(cmd).tex`)
+SAFE_ROOT = "patchwrite-root.tex"
 # files an engine run writes and a later run reads back: when they change, the output may change
 AUX_SUFFIXES = frozenset((".aux", ".toc", ".lof", ".lot", ".loa", ".out", ".nav", ".snm", ".bbl", ".thm", ".brf"))
 _MISSING_INPUT = re.compile(r"No file (?P<name>\S+)\.$", re.MULTILINE)
@@ -80,20 +81,6 @@ def default_cache_dir() -> Path:
     return Path(base) / "patchwrite" / "compile"
 
 
-def sandbox_env() -> dict[str, str]:
-    """Return the environment the engine runs in: no shell escape, no file access outside its directory."""
-    env = {k: v for k, v in os.environ.items() if k not in ("TEXMFOUTPUT", "TEXINPUTS", "BIBINPUTS", "shell_escape")}
-    env.update(
-        openin_any="p",
-        openout_any="p",
-        shell_escape="f",
-        max_print_line="10000",
-        error_line="254",
-        half_error_line="238",
-    )
-    return env
-
-
 class CompileGate:
     """Compile a candidate with a real engine; pass only on a clean log and a real PDF."""
 
@@ -110,6 +97,8 @@ class CompileGate:
         resolve: bool = True,
         cache_dir: Path | str | None = None,
         use_cache: bool = True,
+        trusted: bool = False,
+        limits: sandbox.Limits | None = None,
     ) -> None:
         for name in (engine, default_engine):
             if name is not None and name not in ENGINES:
@@ -122,6 +111,9 @@ class CompileGate:
         self.resolve = resolve
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self.use_cache = use_cache
+        # trusted: the manuscript's author is trusted, so engines run without the OS sandbox and nothing is refused
+        self.trusted = trusted
+        self.limits = limits or sandbox.Limits()
         self.compiles = 0
         self.cache_hits = 0
 
@@ -146,10 +138,11 @@ class CompileGate:
         if shutil.which(engine) is None:
             raise EngineMissing(f"{engine} is not installed (Debian package {PACKAGE_OF[engine]})")
         started = time.perf_counter()
-        with owned_temp_dir("sandbox") as tmp:
-            work = Path(tmp)
-            job = root.stem
-            copied = copy_manuscript_dir(root.parent, work, job)
+        confined = not self.trusted and sandbox.available()
+        if not self.trusted and not confined:
+            sandbox.warn_unconfined_once()
+        with sandbox.job_directory() as work:
+            copied = copy_manuscript_dir(root.parent, work, JOB)
             for path, text in overrides.items():
                 rel = path.relative_to(root.parent)
                 (work / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -160,29 +153,41 @@ class CompileGate:
                 hit.cached = True
                 hit.seconds = time.perf_counter() - started
                 return hit
-            report = self._run(engine, work, root, job)
+            refused = None if confined or self.trusted else sandbox.refusal(engine, work)
+            if refused is not None:
+                report = CompileReport(ok=False, engine=engine)
+                message, rel_file, line, token = refused
+                where = str(root.parent / rel_file) if rel_file else str(root)
+                report.violations = [Violation("unconfined", where, line, token, message)]
+            else:
+                entry = root.name if sandbox.safe_file_name(root.name) else SAFE_ROOT
+                if entry != root.name:
+                    (work / root.name).rename(work / entry)
+                report = self._run(engine, work, root, JOB, entry)
         report.seconds = time.perf_counter() - started
         self.compiles += 1
         if self.use_cache and not report.timed_out:
             self._cache_put(key, report)
         return report
 
-    def _run(self, engine: str, work: Path, root: Path, job: str) -> CompileReport:
-        """Run engine, bibliography tool and engine again until the auxiliary files settle (as latexmk does)."""
-        env = sandbox_env()
+    def _run(self, engine: str, work: Path, root: Path, job: str, entry: str) -> CompileReport:
+        """Run engine, bibliography tool and engine again until the auxiliary files settle (as latexmk does).
+
+        `entry` is the root's file name inside `work` (a safe name, see `SAFE_ROOT`).
+        """
         deadline = time.monotonic() + self.timeout
-        cmd = [engine, "-interaction=nonstopmode", "-file-line-error", "-no-shell-escape", f"-jobname={job}", root.name]
+        options = ["-interaction=nonstopmode", "-file-line-error", "-no-shell-escape", f"-jobname={job}"]
         report = CompileReport(ok=False, engine=engine)
         messages: list[LogMessage] = []
         bib_read: str | None = None  # what the bibliography tool last read (its .aux lines or the .bcf)
         while True:
             before = _aux_state(work)
-            if not self._call(cmd, work, env, deadline):
+            if not self._call(engine, options, [entry], work, deadline):
                 report.timed_out = True
                 break
             report.runs += 1
             log = _read(work / f"{job}.log")
-            messages = parse_tex_log(log, root.name, lambda f: (work / f).is_file() or Path(f).is_file())
+            messages = parse_tex_log(log, entry, lambda f: (work / f).is_file() or Path(f).is_file())
             if not self.resolve:
                 break  # one pass: the paper's stress harness judges the first run only
             tool = self._bib_tool(work, job)
@@ -195,7 +200,7 @@ class CompileGate:
             if bib_pending and tool is not None:
                 bib_read = wanted
                 bbl_before = _aux_state(work)
-                if not self._call([tool, job], work, env, deadline):
+                if not self._call(tool, [], [job], work, deadline):
                     report.timed_out = True
                     break
                 bib_errors = [m for m in parse_blg(_read(work / f"{job}.blg")) if m.severity == ERROR]
@@ -210,7 +215,7 @@ class CompileGate:
                 break
         pdf = work / f"{job}.pdf"
         report.pdf_bytes = pdf.stat().st_size if pdf.exists() else 0
-        report.messages = [_relocate(m, work, root.parent) for m in messages]
+        report.messages = [_relocate(m, work, root.parent, {entry: root.name}) for m in messages]
         report.violations = _violations(report, root, self.timeout, self.max_runs)
         report.ok = not report.violations
         return report
@@ -223,32 +228,15 @@ class CompileGate:
             return "bibtex"
         return None
 
-    @staticmethod
-    def _call(cmd: list[str], cwd: Path, env: dict[str, str], deadline: float) -> bool:
-        """Run one tool in its own process group; kill the whole group at the deadline. Return False on timeout."""
-        if shutil.which(cmd[0]) is None:
-            raise EngineMissing(f"{cmd[0]} is not installed (Debian package {PACKAGE_OF.get(cmd[0], cmd[0])})")
-        proc = subprocess.Popen(
-            cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
-        killed = threading.Event()
-
-        def kill() -> None:
-            killed.set()
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-
-        # a blocking wait plus a timer: Popen.wait(timeout) polls with sleeps that add up to 20% here
-        timer = threading.Timer(max(0.05, deadline - time.monotonic()), kill)
-        timer.start()
-        try:
-            proc.wait()
-        finally:
-            timer.cancel()
-        return not killed.is_set()
+    def _call(self, tool: str, options: list[str], operands: list[str], work: Path, deadline: float) -> bool:
+        """Run one tool in the sandbox on the job directory holding `work`. Return False on timeout or a limit."""
+        if shutil.which(tool) is None:
+            raise EngineMissing(f"{tool} is not installed (Debian package {PACKAGE_OF.get(tool, tool)})")
+        tree = sandbox.owning_job_directory(work) or work
+        confined = not self.trusted and sandbox.available()
+        outcome = sandbox.run(tool, options, operands, tree, cwd=work, deadline=deadline, limits=self.limits,
+                              confined=confined)  # fmt: skip
+        return not (outcome.timed_out or outcome.over_limit)
 
     # -- the verdict cache ---------------------------------------------------------------
     def _cache_key(self, engine: str, copied: dict[str, bytes], overrides: dict[Path, str], root: Path) -> str:
@@ -282,18 +270,23 @@ class CompileGate:
             pass  # a read-only cache only costs speed
 
 
-def _relocate(message: LogMessage, work: Path, source_dir: Path) -> LogMessage:
-    """Return `message` with a sandbox path turned into the manuscript's own path."""
+def _relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[str, str]) -> LogMessage:
+    """Return `message` with a sandbox path (and a root's safe name) turned into the manuscript's own path."""
     file = message.file
     if not file:
         return message
     candidate = Path(file)
     if candidate.is_absolute():
-        try:
-            candidate = candidate.resolve().relative_to(work.resolve())
-        except ValueError:
+        for inside in (Path(sandbox.TREE), work.resolve()):
+            if candidate.is_relative_to(inside):
+                candidate = candidate.relative_to(inside)
+                break
+        else:
             return message  # a system file such as article.cls
-    return LogMessage(message.severity, message.kind, message.message, str(source_dir / os.path.normpath(candidate)),
+    candidate = Path(os.path.normpath(candidate))
+    if str(candidate) in renamed:
+        candidate = Path(renamed[str(candidate)])
+    return LogMessage(message.severity, message.kind, message.message, str(source_dir / candidate),
                       message.line, message.token)  # fmt: skip
 
 

@@ -1,0 +1,448 @@
+"""The one place that starts a process for a manuscript: TeX engines and tools inside a bubblewrap sandbox.
+
+A manuscript comes from a stranger. Inside the sandbox only the TeX installation
+(read-only) and the private copy of the manuscript (the only writable place) are
+visible; there is no network, no environment but what TeX needs, a fresh PID
+namespace that dies with the job, and resource limits. kpathsea's paranoid
+settings stay on as a second layer. Where no sandbox can be made, the caller is
+told once and refuses what the paranoid layer alone cannot hold, unless the run
+is marked trusted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .tempfiles import make_owned_temp_dir, remove_tree
+
+# where the private copy appears inside the sandbox; a fixed path, so logs read the same everywhere
+TREE = "/patchwrite/tree"
+_HOME = "/tmp/home"
+# read-only parts of the host a TeX run needs (only those present are bound)
+_RO_PATHS = ("/usr", "/var/lib/texmf", "/var/cache/fontconfig", "/etc/texmf", "/etc/fonts", "/etc/ld.so.cache",
+             "/etc/alternatives", "/etc/perl", "/etc/localtime", "/etc/papersize", "/etc/libpaper.d")  # fmt: skip
+_LINKS = {"/bin": "usr/bin", "/lib": "usr/lib", "/lib64": "usr/lib64", "/sbin": "usr/sbin"}
+
+GiB = 1 << 30
+MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandboxed process tree; the defaults are far above what a real paper needs."""
+
+    memory_bytes: int = 8 * GiB  # address space per process (LuaTeX reserves generously)
+    file_bytes: int = 1 * GiB  # largest single file a tool may write
+    disk_bytes: int = 2 * GiB  # everything the job may write into its copy
+    tmp_bytes: int = 256 * MiB  # the private /tmp
+    processes: int = 256
+    cpu_seconds: int = 600
+    open_files: int = 1024
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one sandboxed process ended."""
+
+    returncode: int | None
+    timed_out: bool = False
+    over_limit: str = ""  # which limit stopped it ("disk"), or ""
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be started; the message says why."""
+
+
+_probe_lock = threading.Lock()
+_probe_result: str | None = None  # "" when bwrap works, else the reason it does not
+_warned = False
+
+
+def _bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+def unavailable_reason() -> str:
+    """Return why no OS sandbox can be made here, or "" when bubblewrap works."""
+    global _probe_result
+    with _probe_lock:
+        if _probe_result is None:
+            _probe_result = _probe()
+        return _probe_result
+
+
+def _probe() -> str:
+    if os.environ.get("PATCHWRITE_NO_SANDBOX"):
+        return "PATCHWRITE_NO_SANDBOX is set"
+    if sys.platform != "linux":
+        return f"bubblewrap needs Linux (this is {sys.platform})"
+    bwrap = _bwrap()
+    if bwrap is None:
+        return "bubblewrap (`bwrap`, Debian package bubblewrap) is not installed"
+    try:
+        done = subprocess.run(
+            [*_bwrap_args(bwrap, None, Limits()), "--", "/bin/true"],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=30,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bwrap cannot be run ({exc})"
+    if done.returncode != 0:
+        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return f"bwrap cannot create a namespace here ({detail[-1] if detail else 'exit ' + str(done.returncode)})"
+    return ""
+
+
+def available() -> bool:
+    """Return whether manuscripts can run inside a bubblewrap sandbox here."""
+    return unavailable_reason() == ""
+
+
+def warn_unconfined_once() -> None:
+    """Say once per process, as a warning on stderr, that untrusted manuscripts run without an OS sandbox."""
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    message = (
+        f"patchwrite: no OS sandbox: {unavailable_reason()}; engines run with kpathsea's paranoid settings only, "
+        "and lualatex, biber and file-embedding primitives are refused (install bubblewrap, or pass "
+        "--trusted-input for a manuscript you trust)"
+    )
+    print(message, file=sys.stderr)
+
+
+def tex_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Return the whole environment a TeX tool gets: nothing inherited, paranoid file access, no shell escape."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": _HOME,
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TEXMFVAR": f"{_HOME}/texmf-var",
+        "TEXMFCONFIG": f"{_HOME}/texmf-config",
+        "TEXMFHOME": f"{_HOME}/texmf",
+        "openin_any": "p",
+        "openout_any": "p",
+        "shell_escape": "f",
+        "max_print_line": "10000",
+        "error_line": "254",
+        "half_error_line": "238",
+        "SOURCE_DATE_EPOCH": "0",
+    }
+    env.update(extra or {})
+    return env
+
+
+def _bwrap_args(bwrap: str, tree: Path | None, limits: Limits, cwd: str = TREE) -> list[str]:
+    args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL"]
+    for path in _RO_PATHS:
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    for link, target in _LINKS.items():
+        if os.path.islink(link):
+            args += ["--symlink", target, link]
+        elif os.path.isdir(link):
+            args += ["--ro-bind", link, link]
+    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+    args += ["--dir", _HOME]
+    if tree is not None:
+        args += ["--bind", str(tree), TREE, "--chdir", cwd]
+    return args
+
+
+def _limit_child(limits: Limits) -> None:  # pragma: no cover - runs in the forked child
+    for which, value in (
+        (resource.RLIMIT_AS, limits.memory_bytes),
+        (resource.RLIMIT_FSIZE, limits.file_bytes),
+        (resource.RLIMIT_NPROC, limits.processes),
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            pass  # a hard limit already lower than ours stays
+
+
+def check_argument(arg: str) -> str:
+    """Return `arg` unchanged when a tool cannot take it for an option; raise ValueError otherwise."""
+    if not arg or arg[0] in "-&\\" or any(c in arg for c in "\0\n\r"):
+        raise ValueError(f"refusing to pass {arg!r} to a tool: it could be read as an option")
+    return arg
+
+
+def tree_bytes(root: Path, stop_above: int | None = None) -> int:
+    """Return the bytes of the regular files below `root` (stopping once past `stop_above`)."""
+    total = 0
+    stack = [str(root)]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    total += entry.stat(follow_symlinks=False).st_blocks * 512
+            except OSError:
+                continue
+            if stop_above is not None and total > stop_above:
+                return total
+    return total
+
+
+# -- live jobs, so a signal can end them and remove their directories ---------------------
+_live_lock = threading.Lock()
+_live_procs: set[subprocess.Popen[bytes]] = set()
+_live_dirs: set[str] = set()
+_handled: dict[int, object] = {}
+
+
+_INNER: dict[int, int] = {}  # bwrap's pid -> the pid of the sandbox's init (its PID namespace)
+
+
+def _read_child_pid(fd: int) -> int:
+    """Return the sandbox init's pid that bwrap reports on its info fd (0 when it reports none)."""
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(4096)
+    match = re.search(rb'"child-pid"\s*:\s*(\d+)', data)
+    return int(match.group(1)) if match else 0
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    # the sandbox's init first: the kernel then kills its whole PID namespace, and bwrap, seeing its child
+    # gone, exits only after every process in it has been reaped, so nothing outlives the wait
+    inner = _INNER.get(proc.pid, 0)
+    if inner:
+        try:
+            os.kill(inner, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    with _live_lock:
+        procs, dirs = list(_live_procs), list(_live_dirs)
+    for proc in procs:
+        _kill_group(proc)
+    for proc in procs:
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+    for directory in dirs:
+        remove_tree(directory)
+    previous = _handled.get(signum, signal.SIG_DFL)
+    if callable(previous):
+        previous(signum, frame)  # Python's SIGINT handler raises KeyboardInterrupt: pytest's usual exit
+        return
+    # the usual exit code of a process killed by this signal
+    signal.signal(signum, signal.SIG_DFL if previous in (None, signal.SIG_DFL) else previous)  # type: ignore[arg-type]
+    os.kill(os.getpid(), signum)
+
+
+def install_signal_handlers() -> None:
+    """Make SIGTERM, SIGINT and SIGHUP kill every live sandbox and remove its directory before the usual exit."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        current = signal.getsignal(signum)
+        if current is _on_signal or current == signal.SIG_IGN:
+            continue
+        _handled[signum] = current
+        signal.signal(signum, _on_signal)
+
+
+@contextmanager
+def job_directory(kind: str = "sandbox") -> Iterator[Path]:
+    """Yield a fresh private directory for one job; it is removed afterwards, or when a signal ends the run."""
+    install_signal_handlers()
+    path = str(make_owned_temp_dir(kind))
+    with _live_lock:
+        _live_dirs.add(path)
+    try:
+        yield Path(path)
+    finally:
+        with _live_lock:
+            _live_dirs.discard(path)
+        remove_tree(path)
+
+
+def run(
+    tool: str,
+    options: list[str],
+    operands: list[str],
+    tree: Path,
+    *,
+    cwd: Path | None = None,
+    deadline: float,
+    limits: Limits | None = None,
+    confined: bool = True,
+    extra_env: dict[str, str] | None = None,
+) -> Outcome:
+    """Return how `tool options operands` ended, run in `cwd` (below `tree`), `tree` its only writable place.
+
+    `options` are the caller's own fixed flags; `operands` come from the
+    manuscript and are refused when a tool could read one as an option.
+
+    Confined: inside bubblewrap, `tree` mounted at `TREE`. Not confined (a
+    trusted run, or where the caller decided so): the same environment and
+    limits, in the real directory. The whole process tree is killed at
+    `deadline` (a `time.monotonic()` value) or when it writes more than
+    `limits.disk_bytes` into `tree`.
+    """
+    limits = limits or Limits()
+    cwd = cwd or tree
+    cmd = [tool, *options, *(check_argument(arg) for arg in operands)]
+    path = shutil.which(tool)
+    if path is None:
+        raise FileNotFoundError(tool)
+    rel = cwd.resolve().relative_to(tree.resolve())
+    if confined:
+        bwrap = _bwrap()
+        if bwrap is None or not available():
+            raise SandboxError(unavailable_reason() or "bubblewrap is not installed")
+        inner = str(Path(TREE) / rel) if str(rel) != "." else TREE
+        argv = [*_bwrap_args(bwrap, tree, limits, inner)]
+        for key, value in tex_env(extra_env).items():
+            argv += ["--setenv", key, value]
+        argv += ["--", *cmd]
+        env: dict[str, str] = {"PATH": "/usr/bin:/bin"}
+        run_cwd = "/"
+    else:
+        argv = [path, *cmd[1:]]
+        env = tex_env(extra_env)
+        env["HOME"] = env["TMPDIR"] = str(tree)
+        for key in ("TEXMFVAR", "TEXMFCONFIG", "TEXMFHOME"):
+            env.pop(key)
+        run_cwd = str(cwd)
+    install_signal_handlers()
+    info_read, info_write = os.pipe() if confined else (-1, -1)
+    if confined:
+        argv[1:1] = ["--info-fd", str(info_write)]
+    try:
+        proc = subprocess.Popen(
+            argv, cwd=run_cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True, preexec_fn=lambda: _limit_child(limits),
+            pass_fds=(info_write,) if confined else (),
+        )  # fmt: skip
+    finally:
+        if confined:
+            os.close(info_write)
+    with _live_lock:
+        _live_procs.add(proc)
+    if confined:
+        _INNER[proc.pid] = _read_child_pid(info_read)
+    stopped = {"why": ""}
+
+    def kill(why: str) -> None:
+        stopped["why"] = stopped["why"] or why
+        _kill_group(proc)
+
+    # a blocking wait plus a timer: Popen.wait(timeout) polls with sleeps that add up to 20% here
+    timer = threading.Timer(max(0.05, deadline - time.monotonic()), kill, args=("timeout",))
+    timer.daemon = True
+    timer.start()
+    done = threading.Event()
+
+    def watch_disk() -> None:
+        while not done.wait(0.2):
+            if tree_bytes(tree, limits.disk_bytes) > limits.disk_bytes:
+                kill("disk")
+                return
+
+    watcher = threading.Thread(target=watch_disk, daemon=True)
+    watcher.start()
+    try:
+        proc.wait()
+    finally:
+        done.set()
+        timer.cancel()
+        if proc.returncode is None:
+            _kill_group(proc)
+            proc.wait()
+        with _live_lock:
+            _live_procs.discard(proc)
+        _INNER.pop(proc.pid, None)
+    if not stopped["why"] and tree_bytes(tree, limits.disk_bytes) > limits.disk_bytes:
+        stopped["why"] = "disk"
+    return Outcome(proc.returncode, stopped["why"] == "timeout", "disk" if stopped["why"] == "disk" else "")
+
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+
+
+def safe_file_name(name: str) -> bool:
+    """Return whether a file name is harmless on a command line and in a shell (no `$`, quotes, spaces, `-x`)."""
+    return bool(_SAFE_NAME.fullmatch(name)) and ".." not in name
+
+
+def owning_job_directory(path: Path) -> Path | None:
+    """Return the live job directory that holds `path` (the sandbox's only writable place), or None."""
+    with _live_lock:
+        dirs = set(_live_dirs)
+    for candidate in (path, *path.parents):
+        if str(candidate) in dirs:
+            return candidate
+    return None
+
+
+# What kpathsea's paranoid mode does not hold when no OS sandbox exists: primitives that read or embed
+# any file, LuaTeX's libraries, and the variable and `~` expansion kpathsea applies after its check.
+_UNCONFINABLE = re.compile(
+    r"\\(?:directlua|latelua|luaexec|luadirect|luacode|pdfobj\b[^\n]*\bfile|pdfmapfile|pdfmapline|pdffiledump"
+    r"|pdfmdfivesum\s*file|filedump|XeTeXpdffile|XeTeXpicfile|pdfximage|openin|read\b|readline|input\s*\||"
+    r"special\s*\{\s*pdf:\s*(?:image|fstream|epdf|obj))"
+    r"|\$\{|\{\s*\$[A-Za-z_]|\{\s*~|/proc/|\\usepackage(?:\[[^\]]*\])?\{[^}]*\bbiblatex\b"
+)
+_COMMENT = re.compile(r"(?<!\\)%")
+_SCANNED = (".tex", ".sty", ".cls", ".def", ".cfg", ".ltx", ".bib", ".bbx", ".cbx", ".lbx", ".lua", ".conf")
+
+
+def refusal(engine: str, work: Path) -> tuple[str, str, int, str] | None:
+    """Return (message, file relative to `work`, line, token) when an unconfined run must be refused, else None."""
+    if engine == "lualatex":
+        return ("lualatex is refused without an OS sandbox: LuaTeX's io and os libraries reach any file "
+                "(install bubblewrap, or mark the run trusted)", "", 0, engine)  # fmt: skip
+    for path in sorted(work.rglob("*")):
+        if path.suffix.lower() not in _SCANNED and path.name != "biber.conf":
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if path.name == "biber.conf":
+            return ("a biber.conf is refused without an OS sandbox", path.name, 0, path.name)
+        for number, line in enumerate(text.splitlines(), start=1):
+            match = _UNCONFINABLE.search(_COMMENT.split(line, 1)[0])
+            if match:
+                token = match.group(0).strip()
+                return (
+                    "is refused without an OS sandbox: it can reach files outside the manuscript "
+                    "(install bubblewrap, or mark the run trusted)",
+                    str(path.relative_to(work)),
+                    number,
+                    token,
+                )
+    return None
