@@ -361,6 +361,10 @@ def build_parser() -> argparse.ArgumentParser:
     live.add_argument("--progress", action="store_true")
     _add_proposer_options(live)
     live.set_defaults(func=cmd_live_stress)
+
+    from .autoraters.cli import add_rate_parser
+
+    add_rate_parser(sub)
     return parser
 
 

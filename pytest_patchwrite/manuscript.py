@@ -78,6 +78,11 @@ def is_root(text: str) -> bool:
     return begin is None or doc.start() < begin.start()
 
 
+def input_spans(text: str) -> list[tuple[int, int, str]]:
+    """Return (start, end, name) of every `\\input`/`\\include`/`\\subfile` outside comments and verbatim."""
+    return [(m.start(), m.end(), m.group("name")) for m in _INCLUDE.finditer(mask(text)[0])]
+
+
 def resolve_input(base: Path, name: str) -> Path | None:
     """Return the file `\\input{name}` reads, relative to the root's directory, or None."""
     name = name.strip()

@@ -72,13 +72,19 @@ class LocalProposer:
 
     def propose(self, request: ProposalRequest) -> Proposal:
         """Return the model's reply, constrained to this document's legal ranges when `grammar` is on."""
+        grammar = edit_grammar(request.n_lines, request.max_span, self.max_body_lines) if self.grammar else None
+        return self.complete(build_messages(request), grammar, self.max_tokens)
+
+    def complete(
+        self, messages: list[dict[str, str]], grammar: str | None = None, max_tokens: int | None = None
+    ) -> Proposal:
+        """Return the model's reply to chat `messages`, constrained by a GBNF `grammar` when one is given."""
         started = time.perf_counter()
-        options: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
-        if self.grammar:
-            text = edit_grammar(request.n_lines, request.max_span, self.max_body_lines)
-            options["grammar"] = self._llama_cpp.LlamaGrammar.from_string(text, verbose=False)
+        options: dict[str, Any] = {"temperature": self.temperature, "max_tokens": max_tokens or self.max_tokens}
+        if grammar is not None:
+            options["grammar"] = self._llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)
         try:
-            reply = self._llm.create_chat_completion(messages=build_messages(request), **options)
+            reply = self._llm.create_chat_completion(messages=messages, **options)
         except (ValueError, RuntimeError) as exc:
             raise ProposerError(f"{self.model_path.name}: {exc}") from exc
         raw = reply["choices"][0]["message"]["content"] or ""

@@ -76,12 +76,16 @@ class OpenAICompatibleProposer:
 
     def propose(self, request: ProposalRequest) -> Proposal:
         """Return the server's reply to one request."""
+        return self.complete(build_messages(request))
+
+    def complete(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> Proposal:
+        """Return the server's reply to chat `messages` (judges use this too)."""
         started = time.perf_counter()
         payload = {
             "model": self.model,
-            "messages": build_messages(request),
+            "messages": messages,
             "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
+            "max_tokens": max_tokens or self.max_tokens,
         }
         data = self._post(payload)
         try:
