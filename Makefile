@@ -1,10 +1,13 @@
+# demo: only what the demo needs (no model, no test tools); test: everything the suite needs, then the suite
 setup:
-	bash scripts/setup.sh
+	bash scripts/setup.sh test
 
-demo: setup
+demo:
+	bash scripts/setup.sh demo
 	bash scripts/demo.sh
 
 test:
+	bash scripts/setup.sh test
 	python3 -m pytest -n 2 --dist loadgroup -q
 
 stress:

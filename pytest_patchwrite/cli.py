@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import __version__
 from .edit import DEFAULT_MAX_SPAN, number_lines
 from .gates.compile import EngineMissing
 from .model import Gate
@@ -282,6 +283,7 @@ def _add_proposer_options(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of every subcommand."""
     parser = _Parser(prog="patchwrite", description="Bounded, gated edits of LaTeX manuscripts.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     number = sub.add_parser("number", help="print FILE numbered as a proposer sees it")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from . import hookspecs
+from . import hookspecs, stepsummary
 from .check import CheckOptions, citations_result, compile_result, numbers_result, placeholders_result
 from .faultcase import add_options as add_fault_options
 from .faultcase import fault_case
@@ -124,6 +125,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=int,
         metavar="N",
         help="most engine runs per compile before `rerun_limit` (default: ini patchwrite_max_runs, 5)",
+    )
+    group.addoption(
+        "--patchwrite-summary",
+        dest="patchwrite_summary",
+        default=None,
+        metavar="FILE",
+        help="write a Markdown summary of every manuscript's items and violations (default: $GITHUB_STEP_SUMMARY)",
     )
     add_fault_options(parser)
     add_proposer_options(parser)
@@ -361,13 +369,29 @@ def _annotation(violation: dict[str, Any], base: Path) -> str:
     return f"::error file={file},line={violation['line']}::{message}"
 
 
+def _reason(report: pytest.TestReport) -> str:
+    """Return a skip's reason or the first line of a failure, '' for a pass."""
+    if report.passed:
+        return ""
+    if isinstance(report.longrepr, tuple):  # a skip: (file, line, "Skipped: reason")
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    lines = report.longreprtext.strip().splitlines()
+    return lines[0] if lines else ""
+
+
 class Recorder:
     """Collects every item's verdict on the controller (xdist forwards reports there) for the summary and report."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.verdicts: dict[str, dict[str, Any]] = {}
-        self.skipped: set[tuple[str, str]] = set()
+        self.outcomes: dict[str, dict[str, tuple[str, str]]] = {}  # path -> item -> (outcome, skip or error reason)
+        self.summary_error = ""
+
+    @property
+    def skipped(self) -> int:
+        """Return how many of the built-in items were skipped."""
+        return sum(o == "skipped" for gates in self.outcomes.values() for g, (o, _) in gates.items() if g in ITEMS)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
@@ -375,12 +399,17 @@ class Recorder:
         for name, data in report.user_properties:
             if name == "patchwrite" and isinstance(data, dict):
                 self.verdicts.setdefault(data["path"], {})[data["gate"]] = data
-        if report.skipped and report.nodeid.rsplit("::", 1)[-1] in ITEMS:
-            self.skipped.add(tuple(report.nodeid.rsplit("::", 1)))  # type: ignore[arg-type]
+        file, _, gate = report.nodeid.rpartition("::")
+        if file.endswith(".tex") and "patchwrite" in report.keywords:
+            path = os.path.normpath(self.config.rootpath / file)
+            self.outcomes.setdefault(path, {})[gate] = (report.outcome, _reason(report))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         settings = self.config.stash[SETTINGS]
-        if settings.report is None or hasattr(self.config, "workerinput"):
+        if hasattr(self.config, "workerinput"):
+            return
+        self._write_summary()
+        if settings.report is None:
             return
         manuscripts = []
         for path in sorted(self.verdicts):
@@ -391,7 +420,21 @@ class Recorder:
         settings.report.parent.mkdir(parents=True, exist_ok=True)
         settings.report.write_text(json.dumps({"manuscripts": manuscripts}, indent=2) + "\n")
 
+    def _write_summary(self) -> None:
+        where = stepsummary.destination(self.config.option.patchwrite_summary, os.environ)
+        if where is None or not self.outcomes:
+            return
+        text = stepsummary.render(self.outcomes, self.verdicts, self.config.invocation_params.dir)
+        try:
+            where[0].parent.mkdir(parents=True, exist_ok=True)
+            with open(where[0], where[1], encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:  # the summary is a view; failing to write it must not fail the run
+            self.summary_error = f"patchwrite: could not write the Markdown summary to {where[0]}: {exc}"
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.summary_error:
+            terminalreporter.write_line(self.summary_error, yellow=True)
         if hasattr(self.config, "workerinput") or not self.verdicts:
             return
         passed: dict[str, int] = {}
@@ -408,7 +451,7 @@ class Recorder:
         terminalreporter.write_sep("-", "patchwrite")
         terminalreporter.write_line(f"manuscripts checked: {len(self.verdicts)}")
         parts = [f"{gate} {passed[gate]}/{seen[gate]} passed" for gate in sorted(seen)]
-        skipped = f"; {len(self.skipped)} skipped" if self.skipped else ""
+        skipped = f"; {self.skipped} skipped" if self.skipped else ""
         terminalreporter.write_line("; ".join(parts) + skipped)
         terminalreporter.write_line(f"compiles: {compiles} ({seconds:.2f} s); verdict cache hits: {hits}")
         settings = self.config.stash[SETTINGS]

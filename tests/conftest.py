@@ -35,8 +35,10 @@ def require_ctex() -> None:
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep verdict caches of tests out of the user's cache directory."""
+    """Keep verdict caches of tests out of the user's cache directory, and step summaries off the CI page."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    # under GitHub Actions the runs of pytester would write their summaries onto the real run page
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
 
 
 # the compile-gate corpus holds failing manuscripts on purpose; they are inputs, not our own checks

@@ -116,3 +116,12 @@ def test_check_json_shape_and_exit_codes(tmp_path: Path) -> None:
     orphan.write_text("Just a fragment.\n")
     proc = run("check", str(orphan))
     assert proc.returncode == 2 and "not a root manuscript" in proc.stderr
+
+
+def test_version() -> None:
+    from pytest_patchwrite import __version__
+
+    proc = run("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"patchwrite {__version__}"
+    assert __version__.count(".") == 2  # pyproject.toml reads it from here
