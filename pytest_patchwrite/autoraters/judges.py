@@ -249,4 +249,4 @@ def label_references(judge: Judge, refs: ReferenceList, context_chars: int = 600
     if not call.ok:
         raise InputError(refs.path, f"the judge's labels are unreadable: {'; '.join(call.errors)}; raw reply: "
                          f"{(call.raw or '')[:300]!r}")  # fmt: skip
-    return Labels({int(k): str(v) for k, v in call.data.items() if str(k).isdigit()}, call)
+    return Labels({int(k): str(v).upper() for k, v in call.data.items() if str(k).isdigit()}, call)

@@ -91,7 +91,7 @@ Reply with one JSON object mapping every reference number to "P0" or "P1" and no
 def labels_schema(n: int) -> dict[str, Any]:
     """Return the schema of a labelling reply for references 1..n."""
     keys = [str(i) for i in range(1, n + 1)]
-    return {"type": "object", "required": keys, "properties": {k: {"enum": ["P0", "P1"]} for k in keys}}
+    return {"type": "object", "required": keys, "properties": {k: {"enum": ["P0", "P1", "p0", "p1"]} for k in keys}}
 
 
 def labels_messages(listing: str, context: str) -> list[dict[str, str]]:
