@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .edit import DEFAULT_MAX_SPAN, Edit, EditError, apply_edit, count_lines, parse_edit
+from .edit import DEFAULT_MAX_SPAN, Edit, EditError, apply_edit, check_edit, count_lines, parse_edit
 from .errors import InputError as InputError  # re-exported: the historical import place
 from .inputs import read_text
 from .model import Gate, PatchContext, Violation
@@ -65,25 +66,54 @@ def file_lock(path: Path) -> Iterator[int]:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Replace `path` by `text` so a crash leaves either the old or the new bytes."""
+    """Replace `path` by `text` so a crash leaves either the old or the new bytes; raise InputError if it cannot."""
+    data = text.encode("utf-8")  # before any file exists: text that cannot be written leaves nothing behind
     mode = os.stat(path).st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_file_prefix(path), suffix=TEMP_SUFFIX)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_file_prefix(path), suffix=TEMP_SUFFIX)
+    except OSError as exc:
+        raise InputError(path.parent, f"cannot hold the temporary copy a commit needs ({exc.strerror})") from None
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise InputError(path, f"cannot be written ({exc.strerror})") from None
         raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def edit_target(path: Path, tree: Path | None = None, replace_read_only: bool = False) -> Path:
+    """Return the file an edit of `path` writes: a symlink's target inside `tree` (default: the link's directory).
+
+    Raise InputError for a link that leaves the tree, a read-only file (unless `replace_read_only`)
+    or a directory where the temporary copy of a commit cannot be made.
+    """
+    real = path.resolve()
+    if path.is_symlink():
+        tree = (tree or path.parent).resolve()
+        if not real.is_relative_to(tree):
+            raise InputError(path, f"is a symlink to {real}, outside {tree}; edit that file itself if you mean to")
+    read_text(real)  # a clear InputError (missing, not a regular file, too large, not UTF-8) before any lock
+    if not os.stat(real).st_mode & stat.S_IWUSR and not replace_read_only:
+        raise InputError(
+            path,
+            "is read-only; make it writable (chmod u+w) or ask to replace it (--replace-read-only)",
+            reason="read_only",
+        )
+    if not os.access(real.parent, os.W_OK | os.X_OK):
+        raise InputError(real.parent, "is not writable: a commit writes a temporary copy beside the file")
+    return real
 
 
 def try_patch(
@@ -93,21 +123,25 @@ def try_patch(
     *,
     max_span: int = DEFAULT_MAX_SPAN,
     context_files: dict[Path, str] | None = None,
+    tree: Path | str | None = None,
+    replace_read_only: bool = False,
 ) -> PatchResult:
-    """Return the outcome of applying `edit` to `path` behind `gates`; the file changes only if accepted."""
+    """Return the outcome of applying `edit` to `path` behind `gates`; the file changes only if accepted.
+
+    A symlink is followed when its target stays inside `tree` (default: the link's directory) and
+    the link is kept; a read-only file is refused unless `replace_read_only`.
+    """
     path = Path(path)
     started = time.perf_counter()
-    read_text(path)  # a clear InputError before any lock is taken
-    sweep_dir(path.parent)  # copies left by a killed earlier run
-    with file_lock(path):
-        head = read_text(path)
+    real = edit_target(path, Path(tree) if tree is not None else None, replace_read_only)
+    sweep_dir(real.parent)  # copies left by a killed earlier run
+    with file_lock(real):
+        head = read_text(real)
         try:
             if isinstance(edit, str):
                 edit = parse_edit(edit, count_lines(head), max_span)
-            elif edit.span > max_span:
-                raise EditError(
-                    "span_too_long", f"{edit.verb} {edit.start} {edit.end} spans more than {max_span} lines"
-                )
+            else:
+                check_edit(edit, count_lines(head), max_span)
             candidate = apply_edit(head, edit)
         except EditError as exc:
             violation = Violation(exc.reason, str(path), 0, "", exc.message)
@@ -125,5 +159,5 @@ def try_patch(
                     False, gate.stage, reason, list(result.violations), head, time.perf_counter() - started, span, edit
                 )
         if candidate != head:
-            atomic_write(path, candidate)
+            atomic_write(real, candidate)
         return PatchResult(True, None, None, [], candidate, time.perf_counter() - started, span, edit)

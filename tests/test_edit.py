@@ -175,3 +175,72 @@ def test_property_rendered_edit_parses_back(case: tuple[str, Edit]) -> None:
     if not any(b.strip() for b in edit.body) or any(b.strip().startswith("```") for b in edit.body):
         return
     assert parse_edit(edit.render(), count_lines(text)) == edit
+
+
+def test_prose_in_a_closed_fence_before_a_bare_header_is_skipped() -> None:
+    reply = "My reasoning:\n```\nLine 5 says EDIT 9 9 is wrong\nEDIT 9 9\n```\nEDIT 5 5\nfixed line\n"
+    assert parse_edit(reply, 10) == Edit(5, 5, ("fixed line",))
+    quoted = "```latex\n\\section{Old}\n```\n```EDIT 2 2\nnew\n```\n"
+    assert parse_edit(quoted, 10) == Edit(2, 2, ("new",))
+    with pytest.raises(EditError) as info:
+        parse_edit("```\nprose\n```\nno header here", 10)
+    assert info.value.reason == "no_edit"
+
+
+def test_an_unclosed_non_edit_fence_hides_nothing() -> None:
+    assert parse_edit("```\nprose\nEDIT 3 3\nx\n", 10).body == ("x",)
+
+
+def test_header_numbers_of_any_length_are_reasons_not_crashes() -> None:
+    for text, reason in [
+        (f"EDIT 1 {'9' * 5000}\nx\n", "past_eof"),
+        (f"EDIT {'9' * 5000} {'9' * 5001}\nx\n", "past_eof"),
+        (f"EDIT -{'9' * 5000} 1\nx\n", "bad_range"),
+        (f"EDIT 0000000000000000000000003 3\nx\n", None),
+    ]:
+        if reason is None:
+            assert parse_edit(text, 10) == Edit(3, 3, ("x",))
+            continue
+        with pytest.raises(EditError) as info:
+            parse_edit(text, 10)
+        assert info.value.reason == reason and len(info.value.message) < 200
+
+
+def test_edit_objects_from_the_api_are_checked() -> None:
+    for edit, reason in [
+        (Edit(1, 1, ()), "empty_replacement"),
+        (Edit(2, 1, ("x",)), "bad_range"),
+        (Edit(1, 1, ("ok\ud800",)), "invalid_text"),
+        (Edit(1, 1, ("x",), "REPLACE"), "no_edit"),
+        (Edit(1, 1, ("x",), "DELETE"), "bad_range"),
+    ]:
+        with pytest.raises(EditError) as info:
+            apply_edit(TEN, edit)
+        assert info.value.reason == reason
+
+
+def test_a_lone_surrogate_in_a_reply_body_is_rejected_at_parse() -> None:
+    reply = b"EDIT 2 2\nbad \xff byte\n".decode("utf-8", "surrogateescape")
+    with pytest.raises(EditError) as info:
+        parse_edit(reply, 10)
+    assert info.value.reason == "invalid_text" and "U+DCFF" in info.value.message
+    # commentary outside the body is never written, so it may hold anything
+    assert parse_edit("note \udcff\nEDIT 2 2\nfine\n", 10).body == ("fine",)
+
+
+@pytest.mark.parametrize(
+    ("filler", "reason"), [(" ", None), ("\t", None), ("`", "empty_replacement"), (" `", "bad_range")]
+)
+def test_ten_megabyte_lines_parse(filler: str, reason: str | None) -> None:
+    # the old header regex backtracked quadratically over runs of these characters
+    line = filler * (10 * 1024 * 1024 // len(filler))
+    with pytest.raises(EditError) as info:
+        parse_edit(line + "x\n", 10)
+    assert info.value.reason == "no_edit"
+    header = f"```EDIT 1 1{line}\nbody\n```\n"
+    if reason:
+        with pytest.raises(EditError) as info:
+            parse_edit(header, 10)
+        assert info.value.reason == reason
+    else:
+        assert parse_edit(header, 10).body == ("body",)

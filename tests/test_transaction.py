@@ -80,10 +80,11 @@ def test_accepted_commits_exactly_the_candidate(paper: Path) -> None:
 
 
 def test_accepts_edit_objects_and_delete(paper: Path) -> None:
+    assert try_patch(paper, Edit(1, 12, ("x",)), max_span=11).reason == "span_too_long"
     assert try_patch(paper, Edit(1, 19, (), "DELETE")).accepted
     assert paper.read_text() == "line 20\n"
     rejected = try_patch(paper, Edit(1, 50, ("x",)), max_span=40)
-    assert rejected.reason == "span_too_long"
+    assert rejected.reason == "past_eof"
 
 
 def test_input_errors_name_the_file(tmp_path: Path) -> None:
@@ -139,3 +140,46 @@ def test_concurrent_patches_serialize_and_lose_nothing(paper: Path) -> None:
     for i in range(8):
         expected = expected.replace(f"line {2 * i + 1}\n", f"racer {2 * i + 1}\n", 1)
     assert paper.read_text() == expected
+
+
+def test_a_symlinked_target_is_edited_through_the_link(tmp_path: Path) -> None:
+    (tmp_path / "shared").mkdir()
+    real = tmp_path / "shared" / "intro.tex"
+    real.write_text(HEAD)
+    link = tmp_path / "intro.tex"
+    link.symlink_to(Path("shared") / "intro.tex")
+    result = try_patch(link, "EDIT 2 2\ntwo\n")
+    assert result.accepted
+    assert link.is_symlink() and os.readlink(link) == str(Path("shared") / "intro.tex")
+    assert real.read_text() == HEAD.replace("line 2\n", "two\n")
+    assert not [p for p in (tmp_path / "shared").iterdir() if p.name.endswith(".patchwrite-tmp")]
+
+
+def test_a_symlink_leaving_the_tree_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.tex"
+    outside.write_text(HEAD)
+    (tmp_path / "paper").mkdir()
+    link = tmp_path / "paper" / "main.tex"
+    link.symlink_to(outside)
+    with pytest.raises(InputError, match=r"main.tex: is a symlink to .*outside.tex, outside .*paper"):
+        try_patch(link, "EDIT 2 2\ntwo\n")
+    assert outside.read_text() == HEAD and link.is_symlink()
+    assert try_patch(link, "EDIT 2 2\ntwo\n", tree=tmp_path).accepted  # a wider tree, on request
+
+
+def test_a_read_only_file_is_refused_unless_asked(paper: Path) -> None:
+    paper.chmod(0o444)
+    before = _digest(paper)
+    with pytest.raises(InputError, match="is read-only; make it writable") as info:
+        try_patch(paper, "EDIT 1 1\none\n")
+    assert info.value.reason == "read_only" and _digest(paper) == before
+    assert try_patch(paper, "EDIT 1 1\none\n", replace_read_only=True).accepted
+    assert paper.read_text().startswith("one\n") and paper.stat().st_mode & 0o777 == 0o444
+
+
+def test_invalid_text_in_a_body_is_rejected_before_any_gate(paper: Path) -> None:
+    gate = ForbidWord("never")
+    before = _digest(paper)
+    result = try_patch(paper, Edit(3, 3, ("bad \udcff",)), [gate])
+    assert (result.accepted, result.stage, result.reason) == (False, "parse", "invalid_text")
+    assert gate.seen == [] and _digest(paper) == before
