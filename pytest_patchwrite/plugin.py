@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from . import hookspecs, stepsummary
+from .autoraters.fixtures import add_options as add_judge_options
+from .autoraters.fixtures import citation_f1, judge_spec, litreview, quality_verdict, sxs
 from .check import CheckOptions, citations_result, compile_result, numbers_result, placeholders_result
 from .faultcase import add_options as add_fault_options
 from .faultcase import fault_case
@@ -33,6 +35,9 @@ from .transaction import InputError, read_text
 __all__ = [
     "assert_head_invariant",
     "assert_preserved",
+    "citation_f1",
+    "litreview",
+    "sxs",
     "fault_case",
     "manuscript",
     "propose",
@@ -135,6 +140,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     add_fault_options(parser)
     add_proposer_options(parser)
+    add_judge_options(parser)
     parser.addini("patchwrite_collect", "collect root .tex manuscripts as test items", type="bool", default=True)
     parser.addini("patchwrite_bib", "bibliographies every manuscript may cite from", type="paths", default=[])
     parser.addini("patchwrite_log", "experimental logs that attest numbers (globs allowed)", type="paths", default=[])
@@ -280,6 +286,7 @@ class ManuscriptFile(pytest.File):
         names = [
             *ITEMS,
             *(["diff"] if settings.base else []),
+            *(["quality"] if settings.base and judge_spec(self.config) else []),
             *(g.stage for g in settings.extra_gates if g.stage not in ITEMS),
         ]
         return [ManuscriptItem.from_parent(self, name=name) for name in names]
@@ -303,6 +310,7 @@ class ManuscriptItem(pytest.Item):
             notes = []
             if self.name == "diff":
                 notes = [f"changes against {settings.base}:", *_change_lines(result, self.config)]
+            notes += result.details.get("notes", []) if self.name == "quality" else []
             raise ManuscriptFailure(result.violations, notes)
 
     def _verdict(self, settings: Settings) -> GateResult:
@@ -336,6 +344,12 @@ class ManuscriptItem(pytest.Item):
             base = GitBase.open(root.parent, settings.base)
             config = settings.options.evidence_config()
             return diff_manuscript(root, base, config, settings.max_hunk, settings.evidence_of(root)).result()
+        if self.name == "quality":
+            assert settings.base is not None
+            verdict = quality_verdict(self.config, root, settings.base)
+            if verdict is None:
+                pytest.skip(f"new in this change (not in {settings.base}): nothing to judge it against")
+            return verdict
         gate = next(g for g in settings.extra_gates if g.stage == self.name)
         text = read_text(root)
         return gate.check(text, PatchContext(root, text))

@@ -201,16 +201,11 @@ def _avg(args: argparse.Namespace) -> float:
     return avg
 
 
-def unique_works(refs: ReferenceList) -> int:
-    """Return how many distinct works a manuscript cites (duplicates folded; unresolved keys count once each)."""
-    return len({r.id if r.id else f"key:{r.key}" for r in refs.references})
-
-
 def cmd_litreview(args: argparse.Namespace) -> int:
     """Validate a literature-review score (or have a judge produce one, then validate it)."""
     avg = _avg(args)
     refs = _manuscript(args.file)
-    count = unique_works(refs)
+    count = refs.unique_works()
     if args.score:
         score = read_json(Path(args.score))
         raw = None
@@ -221,9 +216,9 @@ def cmd_litreview(args: argparse.Namespace) -> int:
         score, raw = reply.data, reply.to_json()
     else:
         raise InputError("rate litreview", "give --score FILE (a judge's JSON) or --judge SPEC")
-    result = validate(score, count, avg)
-    if raw is not None:
-        result["call"] = raw
+    report = validate(score, count, avg)
+    report.call = raw
+    result = report.to_json()
     lines = [f"{'valid' if result['valid'] else 'INVALID'}: overall {result['overall_score']}, recomputed "
              f"{result['recomputed']['expected']} (base {result['recomputed']['base']}, deviation "
              f"{result['recomputed']['deviation']}); {count} unique cited works, "

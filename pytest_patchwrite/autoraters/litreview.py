@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from .replies import schema_errors
@@ -101,8 +102,26 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def validate(data: Any, unique_citations: int, avg_citations: float, tolerance: float = TOLERANCE) -> dict[str, Any]:
-    """Return the `rate litreview --score` object: schema, recomputed overall, deviation and broken caps."""
+@dataclass
+class LitReviewReport:
+    """A literature-review score checked: the judge's number kept, the recomputation and every broken cap beside it."""
+
+    valid: bool
+    errors: list[str]
+    overall_score: float | None
+    recomputed: dict[str, float | None]
+    cap_violations: list[dict[str, Any]]
+    citations: dict[str, Any]
+    call: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the `rate litreview --json` object."""
+        out = {k: v for k, v in asdict(self).items() if k != "call"}
+        return out | ({"call": self.call} if self.call is not None else {})
+
+
+def validate(data: Any, unique_citations: int, avg_citations: float, tolerance: float = TOLERANCE) -> LitReviewReport:
+    """Return the checked score: schema, recomputed overall, deviation and broken caps (never overwritten)."""
     errors = schema_errors(data, SCHEMA)
     record = data if isinstance(data, dict) else {}
     scores = _axis_scores(record)
@@ -123,18 +142,18 @@ def validate(data: Any, unique_citations: int, avg_citations: float, tolerance: 
                           f"tolerance {tolerance:g}")  # fmt: skip
     violations = _caps(record, scores, overall, penalties, bonus, unique_citations, avg_citations)
     estimate = _stats(record).get("estimated_unique_citations")
-    return {
-        "valid": not errors and not any(v["severity"] == "cap" for v in violations),
-        "errors": errors,
-        "overall_score": overall,
-        "recomputed": recomputed,
-        "cap_violations": violations,
-        "citations": {
+    return LitReviewReport(
+        valid=not errors and not any(v["severity"] == "cap" for v in violations),
+        errors=errors,
+        overall_score=overall,
+        recomputed=recomputed,
+        cap_violations=violations,
+        citations={
             "unique": unique_citations,
             "ratio_to_avg": round(unique_citations / avg_citations, 4),
             "judge_estimate": estimate,
         },  # fmt: skip
-    }
+    )
 
 
 def _stats(record: dict[str, Any]) -> dict[str, Any]:

@@ -209,6 +209,10 @@ class ReferenceList:
         """Return the cited keys that no bibliography or `\\bibitem` defines."""
         return [r for r in self.references if not r.resolved]
 
+    def unique_works(self) -> int:
+        """Return how many distinct works are cited (duplicates folded; unresolved keys count once each)."""
+        return len({r.id if r.id else f"key:{r.key}" for r in self.references})
+
     def to_json(self) -> dict[str, Any]:
         """Return the `rate refs --json` object."""
         return {"references": [r.to_json() for r in self.references]}
