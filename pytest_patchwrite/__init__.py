@@ -1,7 +1,7 @@
 """pytest-patchwrite: keep LaTeX manuscripts valid while people and agents edit them."""
 
 from .edit import Edit, EditError, apply_edit, number_lines, parse_edit
-from .model import Gate, GateResult, PatchContext, Violation
+from .model import Gate, GateResult, PatchContext, PatchwriteWarning, Violation
 from .transaction import InputError, PatchResult, try_patch
 
 __version__ = "0.1.0"
@@ -14,6 +14,7 @@ __all__ = [
     "InputError",
     "PatchContext",
     "PatchResult",
+    "PatchwriteWarning",
     "Violation",
     "apply_edit",
     "number_lines",

@@ -15,11 +15,12 @@ from .inputs import read_text
 
 @dataclass
 class Bibliography:
-    """The keys a manuscript's bibliographies define, where each was defined, and what failed to parse."""
+    """The keys a manuscript's bibliographies define, where each was defined, what failed to parse, what repeats."""
 
     keys: dict[str, str] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
     problems: list[tuple[str, int, str]] = field(default_factory=list)
+    duplicates: list[tuple[str, int, str]] = field(default_factory=list)
 
     def lookup_case(self, key: str) -> str | None:
         """Return a defined key that differs from `key` only in case, or None."""
@@ -30,23 +31,25 @@ class Bibliography:
         return None
 
 
-def load_bib(path: Path) -> tuple[dict[str, str], list[tuple[str, int, str]]]:
-    """Return ({key: "file:line"}, [(file, line, problem)]) for one `.bib`.
+def load_bib(path: Path) -> tuple[dict[str, str], list[tuple[str, int, str]], list[tuple[str, int, str]]]:
+    """Return ({key: "file:line"}, [(file, line, problem)], [(file, line, repeated key)]) for one `.bib`.
 
     Blocks bibtexparser cannot parse are problems, located at their line; the
-    entries it did parse still count. A repeated `@string` is no problem (bibtex
-    lets the later one win); a repeated entry key is (bibtex stops on it).
+    entries it did parse still count. A repeated `@string` is nothing (bibtex
+    lets the later one win); a repeated entry key is listed apart: bibtex and
+    biber warn, keep the first and build the paper.
     """
     text = read_text(path, kind="bib")
     library = bibtexparser.parse_string(text)
     keys = {entry.key: f"{path}:{(entry.start_line or 0) + 1}" for entry in library.entries}
     problems: list[tuple[str, int, str]] = []
+    duplicates: list[tuple[str, int, str]] = []
     for block in library.failed_blocks:
         line = (block.start_line or 0) + 1
         raw = (block.raw or "").lstrip().lower()
         if isinstance(block, DuplicateBlockKeyBlock):
             if not raw.startswith("@string"):
-                problems.append((str(path), line, f"entry key {block.key} is defined twice (bibtex reports an error)"))
+                duplicates.append((str(path), line, block.key))
             continue
         if isinstance(block, DuplicateFieldKeyBlock):
             # bibtex keeps the entry (and warns); bibtexparser parked it as `ignore_error_block`
@@ -57,7 +60,7 @@ def load_bib(path: Path) -> tuple[dict[str, str], list[tuple[str, int, str]]]:
         error = getattr(block, "error", None)
         lines = [item for item in str(error or "").splitlines() if item.strip()]
         problems.append((str(path), line, lines[0] if lines else f"cannot be parsed ({type(error).__name__})"))
-    return keys, problems
+    return keys, problems, duplicates
 
 
 def resolve_bib(name: str, directory: Path) -> Path | None:
@@ -77,9 +80,10 @@ def load_bibliography(paths: list[Path]) -> Bibliography:
     """Return the union of the keys of several `.bib` files."""
     bibliography = Bibliography()
     for path in paths:
-        keys, problems = load_bib(path)
+        keys, problems, duplicates = load_bib(path)
         for key, where in keys.items():
             bibliography.keys.setdefault(key, where)
         bibliography.problems.extend(problems)
+        bibliography.duplicates.extend(duplicates)
         bibliography.files.append(path)
     return bibliography

@@ -19,6 +19,7 @@ class CheckOptions:
     default_engine: str = "pdflatex"
     timeout: float = 60.0
     max_runs: int = 5
+    warnings_fail: bool = False
     use_cache: bool = True
     cache_dir: Path | None = None
     bibs: list[Path] = field(default_factory=list)
@@ -74,7 +75,7 @@ def citations_result(evidence: EvidenceReport, report: CompileReport | None) -> 
                 message = f"is an undefined {what} after the last {report.engine} run"
                 violations.append(Violation(m.kind, m.file, m.line, m.token, message))
     details = {"bib": [str(p) for p in evidence.bib_files], "keys_defined": evidence.keys_defined}
-    return GateResult(not violations, violations, "citations", 0.0, details)
+    return GateResult.of(violations, "citations", details=details)
 
 
 def numbers_result(evidence: EvidenceReport) -> GateResult | None:
@@ -82,12 +83,12 @@ def numbers_result(evidence: EvidenceReport) -> GateResult | None:
     if evidence.numbers is None:
         return None
     details = {"logs": [str(p) for p in evidence.log_files]}
-    return GateResult(not evidence.numbers, list(evidence.numbers), "numbers", 0.0, details)
+    return GateResult.of(evidence.numbers, "numbers", details=details)
 
 
 def placeholders_result(evidence: EvidenceReport) -> GateResult:
     """Return the placeholders item's verdict."""
-    return GateResult(not evidence.placeholders, list(evidence.placeholders), "placeholders")
+    return GateResult.of(evidence.placeholders, "placeholders")
 
 
 def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]:
@@ -99,4 +100,6 @@ def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]
     if numbers is not None:
         results["numbers"] = numbers
     results["placeholders"] = placeholders_result(evidence)
+    if options.warnings_fail:
+        return {gate: result.strict() for gate, result in results.items()}
     return results

@@ -12,7 +12,7 @@ from pathlib import Path
 from . import __version__
 from .edit import DEFAULT_MAX_SPAN, number_lines
 from .gates.compile import EngineMissing
-from .model import Gate
+from .model import WARNING, Gate
 from .proposers.base import ProposerError
 from .transaction import InputError, read_text, try_patch
 
@@ -80,7 +80,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.max_runs < 1:
         raise InputError("--max-runs", f"{args.max_runs}: at least one engine run is needed")
     options = CheckOptions(
-        engine=args.engine, timeout=args.timeout or 60.0, max_runs=args.max_runs, use_cache=not args.no_cache
+        engine=args.engine,
+        timeout=args.timeout or 60.0,
+        max_runs=args.max_runs,
+        use_cache=not args.no_cache,
+        warnings_fail=args.strict,
     )
     out, failed = [], False
     roots: dict[Path, Path] = {}  # resolved -> as shown; a section file stands for the root that inputs it
@@ -100,7 +104,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         out.append({"path": str(path), "gates": {k: r.to_json() for k, r in results.items()}})
         if not args.json:
             for gate, result in results.items():
-                status = "ok" if result.ok else "FAILED"
+                warned = sum(v.severity == WARNING for v in result.violations)
+                status = ("ok" if result.ok else "FAILED") + (f" ({warned} warning(s))" if warned else "")
                 extra = ""
                 if gate == "compile":
                     cached = ", cached" if result.details.get("cached") else ""
@@ -306,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--timeout", type=float, default=None, help="seconds before the engine is killed (default 60)")
     check.add_argument("--no-cache", action="store_true", help="compile even when a verdict is cached")
     check.add_argument("--max-runs", type=int, default=5, help="most engine runs per compile (default 5)")
+    check.add_argument("--strict", action="store_true", help="warnings (e.g. a repeated bib entry) fail too")
     check.add_argument("--json", action="store_true")
     check.set_defaults(func=cmd_check)
 

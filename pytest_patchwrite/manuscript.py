@@ -68,6 +68,18 @@ def infer_engine(text: str) -> str | None:
     return None
 
 
+_BIBLATEX = re.compile(r"\\usepackage\s*(?:\[(?P<options>[^\]]*)\])?\s*\{[^}]*\bbiblatex\b[^}]*\}")
+
+
+def bib_backend(text: str) -> str:
+    """Return the tool that reads the bibliography: `biber` for biblatex (unless backend=bibtex), else `bibtex`."""
+    preamble = mask(text)[0].split("\\begin{document}", 1)[0]
+    found = _BIBLATEX.search(preamble)
+    if found is None:
+        return "bibtex"
+    return "bibtex" if re.search(r"backend\s*=\s*bibtex", found.group("options") or "") else "biber"
+
+
 def is_root(text: str) -> bool:
     """Return whether `text` is a root document: `\\documentclass` before `\\begin{document}`."""
     masked = mask(text)[0]

@@ -19,26 +19,42 @@ def display_path(file: str, root: Path | None = None) -> str:
     return file if relative.startswith("..") else relative
 
 
+ERROR, WARNING = "error", "warning"
+SEVERITIES = (ERROR, WARNING)
+
+
+class PatchwriteWarning(UserWarning):
+    """A violation of severity `warning`, reported through Python's warnings (`-W error::...` makes it fail)."""
+
+
 @dataclass(frozen=True)
 class Violation:
-    """One located problem: `file:line: kind token message`."""
+    """One located problem: `file:line: kind token message`; a `warning` fails only under strict checking."""
 
     kind: str
     file: str
     line: int
     token: str
     message: str
+    severity: str = ERROR
 
     def format(self, root: Path | None = None) -> str:
-        """Return the violation as an editor-clickable `relpath:line: kind token message` line."""
+        """Return the violation as an editor-clickable `relpath:line: [warning: ]kind token message` line."""
         file = display_path(self.file, root) if self.file else ""
         head = f"{file}:{self.line}: " if file else ""
+        if self.severity == WARNING:
+            head += "warning: "
         token = f" {self.token}" if self.token else ""
         return f"{head}{self.kind}{token} {self.message}".rstrip()
 
     def to_json(self) -> dict[str, Any]:
         """Return the violation as the JSON object of `apply --json` and `check --json` (README, "JSON output")."""
         return asdict(self)
+
+
+def failing(violations: list[Violation], strict: bool = False) -> list[Violation]:
+    """Return the violations that fail a check: the errors, and under `strict` the warnings too."""
+    return [v for v in violations if strict or v.severity != WARNING]
 
 
 @dataclass
@@ -50,6 +66,17 @@ class GateResult:
     gate: str = ""
     seconds: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls, violations: list[Violation], gate: str, seconds: float = 0.0, details: dict[str, Any] | None = None
+    ) -> GateResult:
+        """Return a result that passes unless some violation is an error."""
+        return cls(not failing(violations), list(violations), gate, seconds, dict(details or {}))
+
+    def strict(self) -> GateResult:
+        """Return this result with every warning failing it too (`patchwrite_strict`)."""
+        return GateResult(self.ok and not self.violations, self.violations, self.gate, self.seconds, self.details)
 
     def to_json(self) -> dict[str, Any]:
         """Return `{"ok": ..., "violations": [...]}` plus the gate's details."""

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import shutil
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from .fixtures import assert_head_invariant, assert_preserved, manuscript, pytes
 from .gates.compile import CompileReport, EngineMissing
 from .gates.evidence import EvidenceReport, evaluate
 from .manuscript import is_root, load_manuscript
-from .model import GateResult, PatchContext, Violation, display_path
+from .model import WARNING, GateResult, PatchContext, PatchwriteWarning, Violation, display_path
 from .prdiff import GitBase, diff_manuscript, format_change
 from .proposing import add_options as add_proposer_options
 from .proposing import configure as configure_proposer
@@ -124,6 +125,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="seconds before a compile is killed (default: ini patchwrite_timeout, 60)",
     )
     group.addoption(
+        "--patchwrite-strict",
+        dest="patchwrite_strict",
+        action="store_true",
+        default=False,
+        help="every warning (a repeated bib entry, a key differing only in case under bibtex) fails its item",
+    )
+    group.addoption(
         "--patchwrite-max-runs",
         dest="patchwrite_max_runs",
         default=None,
@@ -148,6 +156,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("patchwrite_numbers", "number policy: decimals, all, strict or off", default="decimals")
     parser.addini("patchwrite_allow", "numbers allowed without a log", type="args", default=[])
     parser.addini("patchwrite_timeout", "seconds before a compile is killed", default="60")
+    parser.addini("patchwrite_strict", "every warning fails its item", type="bool", default=False)
     parser.addini("patchwrite_max_runs", "most engine runs per compile (reruns until the .aux settles)", default="5")
     parser.addini("patchwrite_base", "git revision the `diff` item compares against", default="")
     parser.addini("patchwrite_max_hunk", "fail `diff` hunks longer than this many lines (off when empty)", default="")
@@ -186,6 +195,7 @@ def _settings(config: pytest.Config) -> Settings:
         default_engine=default_engine,
         timeout=timeout,
         max_runs=max_runs,
+        warnings_fail=bool(config.option.patchwrite_strict or config.getini("patchwrite_strict")),
         use_cache=not config.option.patchwrite_no_cache,
         cache_dir=cache_dir,
         bibs=[Path(p) for p in config.getini("patchwrite_bib")],
@@ -302,6 +312,8 @@ class ManuscriptItem(pytest.Item):
     def runtest(self) -> None:
         settings = self.config.stash[SETTINGS]
         result = self._verdict(settings)
+        if settings.options.warnings_fail:
+            result = result.strict()
         if result.details.get("cached"):
             result.details["performed_compile"] = False  # a verdict cache hit ran no engine
         data = {"path": str(self.path), "gate": self.name, "result": result.to_json(), "seconds": result.seconds}
@@ -312,6 +324,12 @@ class ManuscriptItem(pytest.Item):
                 notes = [f"changes against {settings.base}:", *_change_lines(result, self.config)]
             notes += result.details.get("notes", []) if self.name == "quality" else []
             raise ManuscriptFailure(result.violations, notes)
+        base = self.config.invocation_params.dir
+        for violation in result.violations:
+            if violation.severity == WARNING:
+                # located at the source line, so the warnings summary links it; `-W error::...` makes it fail
+                message = PatchwriteWarning(violation.format(base))
+                warnings.warn_explicit(message, PatchwriteWarning, violation.file or str(self.path), violation.line)
 
     def _verdict(self, settings: Settings) -> GateResult:
         root = self.path
@@ -360,6 +378,8 @@ class ManuscriptItem(pytest.Item):
             return "\n".join([*(v.format(base) for v in excinfo.value.violations), *excinfo.value.notes])
         if isinstance(excinfo.value, InputError):
             return f"patchwrite: {excinfo.value}"
+        if isinstance(excinfo.value, PatchwriteWarning):
+            return str(excinfo.value)
         return str(super().repr_failure(excinfo, style))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -453,12 +473,13 @@ class Recorder:
             return
         passed: dict[str, int] = {}
         seen: dict[str, int] = {}
-        seconds, hits, compiles = 0.0, 0, 0
+        seconds, hits, compiles, warned = 0.0, 0, 0, 0
         for gates in self.verdicts.values():
             for gate, data in gates.items():
                 seen[gate] = seen.get(gate, 0) + 1
                 passed[gate] = passed.get(gate, 0) + bool(data["result"]["ok"])
                 compiles += bool(data["result"].get("performed_compile"))
+                warned += sum(v.get("severity") == WARNING for v in data["result"]["violations"])
                 if gate == "compile":
                     seconds += float(data["result"].get("seconds", 0.0))
                     hits += bool(data["result"].get("cached"))
@@ -469,6 +490,9 @@ class Recorder:
         terminalreporter.write_line("; ".join(parts) + skipped)
         terminalreporter.write_line(f"compiles: {compiles} ({seconds:.2f} s); verdict cache hits: {hits}")
         settings = self.config.stash[SETTINGS]
+        if warned:
+            fails = "they fail" if settings.options.warnings_fail else "--patchwrite-strict makes them fail"
+            terminalreporter.write_line(f"warnings: {warned} (PatchwriteWarning; {fails})")
         base_dir = self.config.invocation_params.dir
         for path, gates in sorted(self.verdicts.items()):
             if "diff" in gates:

@@ -217,9 +217,16 @@ def _warning(line: str, current: str) -> list[LogMessage]:
     return []
 
 
+_ENGINE_RERUN = re.compile(r"Rerun to get|Please rerun LaTeX|Label\(s\) may have changed")
+
+
 def needs_rerun(text: str) -> bool:
-    """Return whether the log asks for another engine run."""
-    return bool(_RERUN.search(text))
+    """Return whether the log asks for another engine run.
+
+    `Please (re)run Biber/BibTeX` is no such request: the bibliography tool runs when
+    what it reads changed, and biblatex repeats that line for as long as a key is missing.
+    """
+    return bool(_ENGINE_RERUN.search(text))
 
 
 _BLG_BIBTEX_ERR = re.compile(r"---line (?P<line>\d+) of file (?P<file>\S+)")
@@ -235,7 +242,13 @@ def parse_blg(text: str) -> list[LogMessage]:
     messages: list[LogMessage] = []
     lines = text.splitlines()
     for i, line in enumerate(lines):
-        if m := _BLG_BIBTEX_ERR.search(line):
+        if line.startswith("Repeated entry") and (m := _BLG_BIBTEX_ERR.search(line)):
+            # bibtex counts it as an error but keeps the first entry and the paper builds: a warning
+            msg = f"{line.split('---line')[0]} (bibtex keeps the first)"
+            messages.append(
+                LogMessage(WARNING, "duplicate_entry", msg, _basename(m.group("file")), int(m.group("line")))
+            )
+        elif m := _BLG_BIBTEX_ERR.search(line):
             # bibtex prints the complaint on the line before its `---line N of file F`
             what = lines[i - 1].strip() if i and not line.startswith(("I was", "You")) else ""
             msg = (what + " " + line.split("---line")[0]).strip()

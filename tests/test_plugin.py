@@ -203,3 +203,32 @@ def test_plugin_gate_through_the_hook(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(passed=4, failed=1)
     result.stdout.fnmatch_lines(["*paper/main.tex:13: tab tab character*"])
+
+
+def _duplicate_entry_paper(pytester: pytest.Pytester) -> None:
+    paper = pytester.path / "paper"
+    paper.mkdir()
+    (paper / "refs.bib").write_text(
+        "@book{knuth1984, author = {D. Knuth}, title = {A}, year = {1984}, publisher = {AW}}\n"
+        "@book{knuth1984, author = {D. Knuth}, title = {B}, year = {1986}, publisher = {AW}}\n"
+    )
+    (paper / "main.tex").write_text(
+        "\\documentclass{article}\n\\begin{document}\nSee \\cite{knuth1984}.\n"
+        "\\bibliographystyle{plain}\n\\bibliography{refs}\n\\end{document}\n"
+    )
+
+
+def test_warnings_pass_report_and_fail_only_when_asked(pytester: pytest.Pytester, mode: list[str]) -> None:
+    _duplicate_entry_paper(pytester)
+    result = pytester.runpytest_subprocess(*mode, "--patchwrite-report", "report.json", "-k", "citations")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*paper/refs.bib:2: PatchwriteWarning: *warning: duplicate_entry knuth1984*"])
+    result.stdout.fnmatch_lines(["warnings: 1 (PatchwriteWarning; --patchwrite-strict makes them fail)"])
+    gates = json.loads((pytester.path / "report.json").read_text())["manuscripts"][0]["gates"]
+    assert gates["citations"]["ok"] is True
+    assert [(v["kind"], v["severity"]) for v in gates["citations"]["violations"]] == [("duplicate_entry", "warning")]
+
+    for args in (["--patchwrite-strict"], ["-W", "error::pytest_patchwrite.PatchwriteWarning"]):
+        strict = pytester.runpytest_subprocess(*mode, *args, "-k", "citations")
+        strict.assert_outcomes(failed=1)
+        strict.stdout.fnmatch_lines(["*paper/refs.bib:2: warning: duplicate_entry knuth1984*"])

@@ -15,6 +15,7 @@ import pytest
 from conftest import require_tool
 
 from pytest_patchwrite.check import CheckOptions, check_manuscript
+from pytest_patchwrite.model import Violation
 
 REFS = """@book{knuth1984, author = {Donald Knuth}, title = {The {\\TeX}book}, year = {1984}, publisher = {AW}}
 @book{lamport1994, author = {Leslie Lamport}, title = {{\\LaTeX}}, year = {1994}, publisher = {AW}}
@@ -90,11 +91,48 @@ PAPERS = [
 ]
 
 
+CASE_BIB = "@book{Soundex, author = {Robert Russell}, title = {Soundex}, year = {1918}, publisher = {USPO}}\n"
+BIBTEX_DOC = (
+    "\\documentclass{article}\n\\begin{document}\nIndexed by sound \\cite{soundex}.\n"
+    "\\bibliographystyle{plain}\n\\bibliography{refs}\n\\end{document}\n"
+)
+BIBER_DOC = (
+    "\\documentclass{article}\n\\usepackage{biblatex}\n\\addbibresource{refs.bib}\n\\begin{document}\n"
+    "Indexed by sound \\cite{soundex}.\n\\printbibliography\n\\end{document}\n"
+)
+REPEATED = REFS + "@book{knuth1984, author = {Donald Knuth}, title = {Again}, year = {1986}, publisher = {AW}}\n"
+
+PAPERS += [
+    Paper(
+        "case_only_key_mismatch_under_bibtex",
+        {"main.tex": BIBTEX_DOC, "refs.bib": CASE_BIB},
+        {"compile": set(), "citations": {"warning:case_mismatch"}, "placeholders": set()},
+        tools=("pdflatex", "bibtex"),
+    ),
+    Paper(
+        "case_only_key_mismatch_under_biber",
+        {"main.tex": BIBER_DOC, "refs.bib": CASE_BIB},
+        {"compile": set(), "citations": {"unknown_cite"}, "placeholders": set()},
+        tools=("pdflatex", "biber"),
+    ),
+    Paper(
+        "repeated_bib_entry",
+        {"main.tex": BIBTEX_DOC.replace("soundex", "knuth1984"), "refs.bib": REPEATED},
+        {"compile": set(), "citations": {"warning:duplicate_entry"}, "placeholders": set()},
+        tools=("pdflatex", "bibtex"),
+    ),
+]
+
+
 def _write(directory: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         path = directory / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+
+
+def _shown(violation: Violation) -> str:
+    return violation.kind if violation.severity == "error" else f"{violation.severity}:{violation.kind}"
 
 
 @pytest.mark.parametrize("paper", PAPERS, ids=lambda p: p.id)
@@ -104,8 +142,10 @@ def test_real_paper_classes(paper: Paper, tmp_path: Path) -> None:
     _write(tmp_path, paper.files)
     options = CheckOptions(use_cache=False, **paper.options)  # type: ignore[arg-type]
     results = check_manuscript(tmp_path / paper.root, options)
-    found = {gate: {v.kind for v in result.violations} for gate, result in results.items()}
+    found = {gate: {_shown(v) for v in result.violations} for gate, result in results.items()}
     assert {gate: found.get(gate) for gate in paper.expect} == paper.expect, results
+    for gate, result in results.items():  # warnings never fail an item; errors always do
+        assert result.ok == all(_shown(v).startswith("warning:") for v in result.violations), (gate, result)
     assert results["compile"].details["engine"] == paper.engine
     if paper.runs is not None:
         assert results["compile"].details["runs"] == paper.runs

@@ -11,8 +11,8 @@ from ..bib import Bibliography, load_bibliography, resolve_bib
 from ..errors import InputError
 from ..explog import EvidenceLog, load_logs
 from ..latex import Scan, scan
-from ..manuscript import Manuscript, load_manuscript, magic_comments
-from ..model import GateResult, PatchContext, Violation
+from ..manuscript import Manuscript, bib_backend, load_manuscript, magic_comments
+from ..model import WARNING, GateResult, PatchContext, Violation
 from ..numeric import parse_number
 
 POLICIES = ("decimals", "all", "off")
@@ -83,6 +83,9 @@ def _bibliography(
     paths.extend(p for p in config.bibs if p not in paths)
     bibliography = load_bibliography(paths)
     problems.extend(Violation("bib_error", file, line, "", message) for file, line, message in bibliography.problems)
+    for file, line, key in bibliography.duplicates:
+        message = "is defined twice; bibtex and biber warn and keep the first entry"
+        problems.append(Violation("duplicate_entry", file, line, key, message, WARNING))
     for s in scans:
         for key, line in s.bibitems:
             bibliography.keys.setdefault(key, f"{s.file}:{line}")
@@ -96,6 +99,7 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig) -> EvidenceReport:
 
     citations: list[Violation] = []
     bibliography, problems = _bibliography(manuscript, scans, config)
+    backend = bib_backend(manuscript.texts[manuscript.root])
     if config.cites:
         citations.extend(problems)
         described = f"bib: {_name_list(bibliography.files)}; {len(bibliography.keys)} keys defined"
@@ -104,8 +108,12 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig) -> EvidenceReport:
                 if cite.key == "*" or cite.key in bibliography.keys or s.is_suppressed(cite.line, "cite"):
                     continue
                 other = bibliography.lookup_case(cite.key)
+                if other and backend == "bibtex":
+                    message = f"differs only in case from {other}: bibtex resolves it, biber would not"
+                    citations.append(Violation("case_mismatch", cite.file, cite.line, cite.key, message, WARNING))
+                    continue
                 if other:
-                    message = f"is not defined; {other} differs only in case (bibtex accepts it, biber does not)"
+                    message = f"is not defined; {other} differs only in case (biber does not resolve it)"
                 elif not bibliography.files and not bibliography.keys:
                     message = (
                         "is cited but no bibliography is declared (\\bibliography, \\addbibresource, patchwrite_bib)"
@@ -171,7 +179,7 @@ class EvidenceGate:
         head = evaluate(load_manuscript(root, {Path(context.path).resolve(): context.head}), self.config)
         in_head = {(v.kind, v.token) for v in _all(head)}
         new = [v for v in _all(candidate) if (v.kind, v.token) not in in_head]
-        return GateResult(not new, new, "evidence", time.perf_counter() - started)
+        return GateResult.of(new, "evidence", time.perf_counter() - started)
 
 
 def _all(report: EvidenceReport) -> list[Violation]:
