@@ -156,3 +156,20 @@ def test_fontspec_under_pdflatex_names_the_magic_comment(tmp_path: Path) -> None
     _write(tmp_path, PAPERS[3].files)
     result = check_manuscript(tmp_path / "main.tex", CheckOptions(use_cache=False, engine="pdflatex"))["compile"]
     assert "% !TEX program = xelatex" in result.violations[0].message, result.violations
+
+
+def test_cache_hit_from_another_directory_reports_the_current_paths(tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    files = {
+        "main.tex": "\\documentclass{article}\n\\begin{document}\n\\input{sections/a}\n\\end{document}\n",
+        "sections/a.tex": "Fine.\nBroken \\nosuchmacro here.\n",
+    }
+    first, second = tmp_path / "clone-1", tmp_path / "clone-2"
+    _write(first, files)
+    _write(second, files)
+    options = CheckOptions(cache_dir=tmp_path / "cache")
+    before = check_manuscript(first / "main.tex", options)["compile"]
+    after = check_manuscript(second / "main.tex", options)["compile"]
+    assert after.details["cached"] and not before.details["cached"]
+    assert [(v.file, v.line) for v in before.violations] == [(str(first / "sections" / "a.tex"), 2)]
+    assert [(v.file, v.line) for v in after.violations] == [(str(second / "sections" / "a.tex"), 2)]

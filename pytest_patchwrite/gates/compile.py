@@ -9,7 +9,7 @@ import re
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from .. import sandbox
@@ -18,7 +18,7 @@ from ..model import GateResult, PatchContext, Violation
 from ..texlog import ERROR, FATAL, LogMessage, needs_rerun, parse_blg, parse_tex_log
 from ..transaction import read_text
 
-CACHE_VERSION = "3"
+CACHE_VERSION = "4"
 # every root runs under this job name: a file name from a pull request never reaches a command line or a shell
 JOB = "patchwrite"
 # the name a root gets inside the sandbox when its own name is not harmless (`x$(cmd).tex`)
@@ -148,7 +148,7 @@ class CompileGate:
                 (work / rel).parent.mkdir(parents=True, exist_ok=True)
                 (work / rel).write_text(text, encoding="utf-8", newline="")
             key = self._cache_key(engine, copied, overrides, root)
-            if self.use_cache and (hit := self._cache_get(key)) is not None:
+            if self.use_cache and (hit := self._cache_get(key, root.parent)) is not None:
                 self.cache_hits += 1
                 hit.cached = True
                 hit.seconds = time.perf_counter() - started
@@ -167,7 +167,7 @@ class CompileGate:
         report.seconds = time.perf_counter() - started
         self.compiles += 1
         if self.use_cache and not report.timed_out:
-            self._cache_put(key, report)
+            self._cache_put(key, report, root.parent)
         return report
 
     def _run(self, engine: str, work: Path, root: Path, job: str, entry: str) -> CompileReport:
@@ -251,23 +251,36 @@ class CompileGate:
             digest.update(files[rel])
         return digest.hexdigest()
 
-    def _cache_get(self, key: str) -> CompileReport | None:
+    def _cache_get(self, key: str, base: Path) -> CompileReport | None:
+        """Return the cached report, its paths moved to `base`: the same bytes may sit in another directory."""
         path = self.cache_dir / key[:2] / f"{key}.json"
         try:
-            return CompileReport.from_json(json.loads(path.read_text()))
+            data = json.loads(path.read_text())
+            cached_base = str(data.pop("base"))
+            report = CompileReport.from_json(data)
         except (OSError, ValueError, TypeError, KeyError):
             return None
+        report.messages = [replace(m, file=_moved(m.file, cached_base, base)) for m in report.messages]
+        report.violations = [replace(v, file=_moved(v.file, cached_base, base)) for v in report.violations]
+        return report
 
-    def _cache_put(self, key: str, report: CompileReport) -> None:
+    def _cache_put(self, key: str, report: CompileReport, base: Path) -> None:
         path = self.cache_dir / key[:2] / f"{key}.json"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(fd, "w") as handle:
-                json.dump(report.to_json(), handle)
+                json.dump({**report.to_json(), "base": str(base)}, handle)
             os.replace(tmp, path)
         except OSError:
             pass  # a read-only cache only costs speed
+
+
+def _moved(file: str, old: str, new: Path) -> str:
+    """Return `file` moved from directory `old` to `new` when it lies below `old`; a system file stays."""
+    if file == old or file.startswith(old.rstrip(os.sep) + os.sep):
+        return str(new / os.path.relpath(file, old))
+    return file
 
 
 def _relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[str, str]) -> LogMessage:
