@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from judge_server import judge_server, prefer
+from judge_server import Responder, judge_server, prefer
 from test_autoraters_rules import score
 
 PAPER = r"""\documentclass{{article}}
@@ -64,16 +64,21 @@ def test_quality_item_fails_on_a_loss_with_both_verdicts(pytester: pytest.Pytest
     ])  # fmt: skip
 
 
-def test_quality_item_passes_a_win_and_runs_the_halt_rule(pytester: pytest.Pytester, repo: Path) -> None:
-    (repo / "main.tex").write_text(PAPER.format(intro="We study encoders against CHANGE-MARK.", marker="x"))
+def grader(change_score: float, base_score: float, sxs: Responder) -> Responder:
+    """Return a judge that grades the review holding CHANGE-MARK `change_score`, else `base_score`."""
 
     def respond(body: dict[str, Any]) -> tuple[int, str]:
         if "grade the literature review" in body["messages"][0]["content"]:
-            better = "CHANGE-MARK" in body["messages"][-1]["content"]
-            return 200, json.dumps(score(overall_score=60 if better else 56))
-        return prefer("CHANGE-MARK")(body)
+            changed = "CHANGE-MARK" in body["messages"][-1]["content"]
+            return 200, json.dumps(score(overall_score=change_score if changed else base_score))
+        return sxs(body)
 
-    with judge_server(respond) as server:
+    return respond
+
+
+def test_quality_item_passes_a_win_and_runs_the_halt_rule(pytester: pytest.Pytester, repo: Path) -> None:
+    (repo / "main.tex").write_text(PAPER.format(intro="We study encoders against CHANGE-MARK.", marker="x"))
+    with judge_server(grader(60, 56, prefer("CHANGE-MARK"))) as server:
         result = judged(pytester, server.spec(), "-v", "--patchwrite-report", "report.json")
         assert len(server.requests) == 4
     result.assert_outcomes(passed=1)
@@ -83,14 +88,8 @@ def test_quality_item_passes_a_win_and_runs_the_halt_rule(pytester: pytest.Pytes
 
 def test_quality_item_fails_on_a_revert(pytester: pytest.Pytester, repo: Path) -> None:
     (repo / "main.tex").write_text(PAPER.format(intro="A shorter introduction, CHANGE-MARK.", marker="BASE-MARK"))
-
-    def respond(body: dict[str, Any]) -> tuple[int, str]:
-        if "grade the literature review" in body["messages"][0]["content"]:
-            worse = "CHANGE-MARK" in body["messages"][-1]["content"]
-            return 200, json.dumps(score(overall_score=50 if worse else 56))
-        return 200, json.dumps({"paper_1_analysis": "", "paper_2_analysis": "", "justification": "", "winner": "tie"})
-
-    with judge_server(respond) as server:
+    tie = json.dumps({"paper_1_analysis": "", "paper_2_analysis": "", "justification": "", "winner": "tie"})
+    with judge_server(grader(50, 56, lambda body: (200, tie))) as server:
         result = judged(pytester, server.spec())
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*litreview_revert revert_decreased*", "*56 at main -> 50 now: revert_decreased*"])

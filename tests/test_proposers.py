@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import os
@@ -199,7 +200,9 @@ def test_live_stress_cli_writes_the_table_and_resumes(tmp_path: Path) -> None:
     assert set(json.loads((tmp_path / "llm_edit_slices.json").read_text())["fault"]) == {"fake_cite", "todo"}
 
 
-def test_openai_client_against_llama_cpp_server(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def llama_cpp_server(tmp_path: Path) -> Iterator[str]:
+    """Run `python -m llama_cpp.server` with the bundled model on a free loopback port; yield its /v1 URL."""
     require_local_model()
     from pytest_patchwrite.proposers.local import bundled_model
 
@@ -223,14 +226,19 @@ def test_openai_client_against_llama_cpp_server(tmp_path: Path) -> None:
                 if server.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"llama_cpp.server did not start: {(tmp_path / 'server.log').read_text()[-2000:]}")
                 time.sleep(0.5)
-        _, request = request_for("en_vision_01", "fake_cite")
-        proposal = OpenAICompatibleProposer(base_url=url, timeout=120, max_tokens=128).propose(request)
-        assert isinstance(proposal.raw, str) and proposal.raw.strip()
-        assert proposal.seconds > 0
+        yield url
     finally:
         server.terminate()
         server.wait(30)
         log.close()
+
+
+def test_openai_client_against_llama_cpp_server(tmp_path: Path) -> None:
+    with llama_cpp_server(tmp_path) as url:
+        _, request = request_for("en_vision_01", "fake_cite")
+        proposal = OpenAICompatibleProposer(base_url=url, timeout=120, max_tokens=128).propose(request)
+        assert isinstance(proposal.raw, str) and proposal.raw.strip()
+        assert proposal.seconds > 0
 
 
 def test_propose_fixture_with_the_local_model(pytester: pytest.Pytester) -> None:

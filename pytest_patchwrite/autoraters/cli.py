@@ -7,14 +7,16 @@ import csv
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..transaction import InputError, read_text
-from . import citation_metrics as cf1
-from .halt import decide
-from .litreview import VENUE_AVERAGES, validate
-from .references import ReferenceList, load_references
-from .sxs import batch
+
+# the autoraters import rapidfuzz, pylatexenc, bibtexparser and jsonschema (about a second): only `rate` pays it
+if TYPE_CHECKING:
+    from . import citation_metrics as cf1
+    from .references import ReferenceList
+
+MODES = ("skill", "paperorchestra")
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -29,6 +31,8 @@ def read_json(path: Path) -> Any:
 
 
 def _manuscript(name: str) -> ReferenceList:
+    from .references import load_references
+
     path = Path(name)
     read_text(path)
     return load_references(path)
@@ -49,9 +53,11 @@ def cmd_refs(args: argparse.Namespace) -> int:
 
 
 def _partition(value: str | None, refs: ReferenceList) -> cf1.Partition | None:
+    from .citation_metrics import parse_partition
+
     if value is None:
         return None
-    return cf1.parse_partition(read_json(Path(value)), refs.references, value)
+    return parse_partition(read_json(Path(value)), refs.references, value)
 
 
 def _f1_text(result: cf1.CitationF1) -> str:
@@ -82,6 +88,8 @@ def _fmt(value: float | None) -> str:
 
 
 def _one_f1(gt: str, gen: str, gt_part: str | None, gen_part: str | None, args: argparse.Namespace) -> cf1.CitationF1:
+    from .citation_metrics import citation_f1
+
     gt_refs, gen_refs = _manuscript(gt), _manuscript(gen)
     gt_partition, gen_partition = _partition(gt_part, gt_refs), _partition(gen_part, gen_refs)
     if getattr(args, "judge", None) and gt_partition is None:
@@ -91,7 +99,7 @@ def _one_f1(gt: str, gen: str, gt_part: str | None, gen_part: str | None, args: 
         gt_partition = label_references(judge, gt_refs).partition
         if args.mode == "skill":
             gen_partition = label_references(judge, gen_refs).partition
-    return cf1.citation_f1(gt_refs.references, gen_refs.references, gt_partition, gen_partition, args.mode)
+    return citation_f1(gt_refs.references, gen_refs.references, gt_partition, gen_partition, args.mode)
 
 
 def _cache_dir(args: argparse.Namespace) -> Path | None:
@@ -118,6 +126,8 @@ def _pairs(args: argparse.Namespace) -> int:
     if not rows or not {"gt", "gen"} <= set(rows[0]):
         raise InputError(path, "expected a CSV with a header naming columns gt and gen (optional gt_partition, "
                          "gen_partition)")  # fmt: skip
+    from .citation_metrics import macro_average
+
     results, papers = [], []
     for line, row in enumerate(rows, start=2):
         if not (row.get("gt") or "").strip() or not (row.get("gen") or "").strip():
@@ -130,7 +140,7 @@ def _pairs(args: argparse.Namespace) -> int:
                          rel(row.get("gen_partition")), args)  # fmt: skip
         results.append(result)
         papers.append({"gt": row["gt"], "gen": row["gen"], **result.to_json()})
-    macro = {"mode": args.mode, **cf1.macro_average(results), "papers": papers}
+    macro = {"mode": args.mode, **macro_average(results), "papers": papers}
     overall = macro["overall"]["f1"] if macro.get("overall") else 0.0
     text = "\n".join([f"{p['gt']} vs {p['gen']}: overall F1 {p['overall']['f1']:.3f}" for p in papers]
                      + [f"macro-average over {len(papers)} paper(s): overall F1 {overall:.3f}"])  # fmt: skip
@@ -156,6 +166,8 @@ def _verdict_rows(path: Path) -> list[tuple[Any, Any, Any]]:
 def cmd_sxs(args: argparse.Namespace) -> int:
     """Judge two papers side by side twice (order swapped), or aggregate recorded verdicts."""
     if args.verdicts:
+        from .sxs import batch
+
         if args.papers:
             raise InputError("rate sxs", "--verdicts aggregates recorded verdicts; give no papers with it")
         result = batch(_verdict_rows(Path(args.verdicts)))
@@ -188,6 +200,8 @@ def cmd_sxs(args: argparse.Namespace) -> int:
 
 
 def _avg(args: argparse.Namespace) -> float:
+    from .litreview import VENUE_AVERAGES
+
     value = str(args.avg_citations).strip().lower()
     if value in VENUE_AVERAGES:
         return VENUE_AVERAGES[value]
@@ -203,6 +217,8 @@ def _avg(args: argparse.Namespace) -> float:
 
 def cmd_litreview(args: argparse.Namespace) -> int:
     """Validate a literature-review score (or have a judge produce one, then validate it)."""
+    from .litreview import validate
+
     avg = _avg(args)
     refs = _manuscript(args.file)
     count = refs.unique_works()
@@ -234,6 +250,8 @@ def cmd_litreview(args: argparse.Namespace) -> int:
 
 def cmd_halt(args: argparse.Namespace) -> int:
     """Accept, revert or halt a revision by the two score files."""
+    from .halt import decide
+
     if args.plateau_streak < 1:
         raise InputError("--plateau-streak", "must be at least 1")
     result = decide(read_json(Path(args.prev)), read_json(Path(args.curr)), args.streak, args.plateau_streak,
@@ -271,7 +289,7 @@ def add_rate_parser(sub: Any) -> None:
     f1.add_argument("--gen", default=None)
     f1.add_argument("--gt-partition", default=None, help='JSON {"1": "P0", ...} keyed by `rate refs` numbers')
     f1.add_argument("--gen-partition", default=None)
-    f1.add_argument("--mode", choices=cf1.MODES, default="skill")
+    f1.add_argument("--mode", choices=MODES, default="skill")
     f1.add_argument("--pairs", default=None, help="CSV (gt, gen, optional gt_partition, gen_partition): "
                     "macro-average")  # fmt: skip
     f1.add_argument("--fail-under", type=float, default=None, help="exit 1 when the overall F1 is below this")
