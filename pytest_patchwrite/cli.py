@@ -1,4 +1,5 @@
-"""The `patchwrite` console script. Exit codes: 0 pass, 1 checks failed, 2 usage or input error."""
+"""The `patchwrite` console script. Exit codes: 0 pass, 1 checks failed or edit rejected, 2 usage or input
+error (one line naming the file and the problem), 3 internal error (`--debug` shows the traceback)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,21 @@ import argparse
 import json
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
 from .edit import DEFAULT_MAX_SPAN, number_lines
+from .errors import InputError, PatchwriteError
 from .gates.compile import EngineMissing
+from .inputs import parse_seconds, read_bytes, read_stream, read_text
 from .model import WARNING, Gate
 from .proposers.base import ProposerError
-from .transaction import InputError, read_text, try_patch
+from .transaction import edit_target, try_patch
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+REPORT_HINT = "this is a bug in patchwrite; please report it with the command that triggered it"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -24,13 +29,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+def _seconds(text: str) -> float:
+    try:
+        return parse_seconds(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(exc.problem) from None
+
+
 def _read_edit(source: str) -> str:
     if source == "-":
-        text = sys.stdin.read()
         name = "<stdin>"
+        data = read_stream(sys.stdin.buffer, name, "edit")
     else:
-        text = read_text(Path(source))
         name = source
+        data = read_bytes(Path(source), "edit")
+    # undecodable bytes become lone surrogates: the parser rejects them in a body (invalid_text), with the line
+    text = data.decode("utf-8", "surrogateescape")
     if not text.strip():
         raise InputError(name, "the edit is empty; expected an `EDIT N M` block or a `DELETE N M` line")
     return text
@@ -57,9 +71,10 @@ def cmd_number(args: argparse.Namespace) -> int:
 def cmd_apply(args: argparse.Namespace) -> int:
     """Apply one edit to FILE behind the gates."""
     path = Path(args.file)
-    read_text(path)
+    edit_target(path, replace_read_only=args.replace_read_only)  # a clear error before any gate is built
     edit_text = _read_edit(args.edit)
-    result = try_patch(path, edit_text, _gates(args, path), max_span=args.max_span)
+    gates = _gates(args, path)
+    result = try_patch(path, edit_text, gates, max_span=args.max_span, replace_read_only=args.replace_read_only)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     elif result.accepted:
@@ -276,7 +291,7 @@ def _add_proposer_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None, help="GGUF path (local) or model name (openai)")
     parser.add_argument("--no-grammar", action="store_true", help="local: decode freely, without the EDIT grammar")
     parser.add_argument("--base-url", default=None, help="openai: server URL (default $PATCHWRITE_OPENAI_BASE_URL)")
-    parser.add_argument("--request-timeout", type=float, default=60.0, help="openai: seconds per request")
+    parser.add_argument("--request-timeout", type=_seconds, default=60.0, help="openai: seconds per request")
     parser.add_argument(
         "--max-tokens",
         type=int,
@@ -288,6 +303,7 @@ def _add_proposer_options(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of every subcommand."""
     parser = _Parser(prog="patchwrite", description="Bounded, gated edits of LaTeX manuscripts.")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -302,13 +318,18 @@ def build_parser() -> argparse.ArgumentParser:
     apply.add_argument("--no-compile-gate", action="store_true")
     apply.add_argument("--no-evidence-gate", action="store_true")
     apply.add_argument("--engine", choices=("pdflatex", "xelatex", "lualatex"), default=None)
-    apply.add_argument("--timeout", type=float, default=None)
+    apply.add_argument("--timeout", type=_seconds, default=None)
     apply.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    apply.add_argument(
+        "--replace-read-only", action="store_true", help="commit to a read-only FILE (it stays read-only)"
+    )
     apply.set_defaults(func=cmd_apply)
     check = sub.add_parser("check", help="run every gate on each root manuscript")
     check.add_argument("files", nargs="+", metavar="FILE")
     check.add_argument("--engine", choices=("pdflatex", "xelatex", "lualatex"), default=None)
-    check.add_argument("--timeout", type=float, default=None, help="seconds before the engine is killed (default 60)")
+    check.add_argument(
+        "--timeout", type=_seconds, default=None, help="seconds before the engine is killed (default 60)"
+    )
     check.add_argument("--no-cache", action="store_true", help="compile even when a verdict is cached")
     check.add_argument("--max-runs", type=int, default=5, help="most engine runs per compile (default 5)")
     check.add_argument("--strict", action="store_true", help="warnings (e.g. a repeated bib entry) fail too")
@@ -335,7 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
     stress.add_argument("--corpus", default=None, help="en, zh or en,zh (default: all 24 manuscripts)")
     stress.add_argument("--docs", default=None, help="comma-separated manuscript ids")
     stress.add_argument("--build", default="surrogate", help="surrogate (the paper's, pdflatex) or ctex (xelatex)")
-    stress.add_argument("--timeout", type=float, default=None)
+    stress.add_argument("--timeout", type=_seconds, default=None)
     stress.add_argument("--progress", action="store_true", help="print progress even when stderr is not a terminal")
     stress.set_defaults(func=cmd_stress)
 
@@ -355,7 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     propose.add_argument("--no-compile-gate", action="store_true")
     propose.add_argument("--no-evidence-gate", action="store_true")
     propose.add_argument("--engine", choices=("pdflatex", "xelatex", "lualatex"), default=None)
-    propose.add_argument("--timeout", type=float, default=None)
+    propose.add_argument("--timeout", type=_seconds, default=None)
     _add_proposer_options(propose)
     propose.set_defaults(func=cmd_propose)
 
@@ -373,26 +394,38 @@ def build_parser() -> argparse.ArgumentParser:
     from .autoraters.cli import add_rate_parser
 
     add_rate_parser(sub)
+    for command in sub.choices.values():  # `patchwrite apply --debug ...` as well as `patchwrite --debug apply ...`
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line and return its exit code."""
+    """Run the command line and return its exit code (0 pass, 1 rejected/failed, 2 input error, 3 internal error)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except InputError as exc:
-        print(f"patchwrite: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except ProposerError as exc:
-        print(f"patchwrite: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except EngineMissing as exc:
-        print(f"patchwrite: error: {exc}", file=sys.stderr)
+    except (PatchwriteError, ProposerError, EngineMissing) as exc:
+        print(f"patchwrite: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader went away (`patchwrite number x | head`); nothing left to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILED
+    except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into exit 3
+        if args.debug:
+            traceback.print_exc()
+        else:
+            print(f"patchwrite: internal error: {type(exc).__name__}: {_one_line(str(exc))}", file=sys.stderr)
+            print(f"patchwrite: {REPORT_HINT}; --debug shows the traceback", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _one_line(message: str) -> str:
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    return first if len(first) <= 500 else first[:500] + "..."
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,12 +8,13 @@ The caps are far above real papers; `PATCHWRITE_MAX_<KIND>_MB` (for example
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import InputError, InputTooLarge, NotRegularFile
+from .errors import InputError, InputTooLarge, NotRegularFile, UsageError
 
 MB = 1024 * 1024
 #: default caps in bytes, per kind of input
@@ -23,6 +24,8 @@ DEFAULT_LIMITS = {
     "log": 1024 * MB,
     "bib": 256 * MB,
 }
+#: a timer thread takes at most this (threading.TIMEOUT_MAX is larger); a week is past any compile
+MAX_SECONDS = 7 * 24 * 3600.0
 _KINDS = {
     stat.S_IFIFO: "a FIFO (named pipe)",
     stat.S_IFCHR: "a character device",
@@ -136,10 +139,21 @@ def read_text(path: Path | str, kind: str = "manuscript") -> str:
     return decode(read_bytes(path, kind), path)
 
 
-def read_stream(stream: BinaryIO, name: str, kind: str = "edit") -> str:
-    """Return the UTF-8 text of a stream (stdin) read up to the cap for `kind`; raise InputError."""
+def read_stream(stream: BinaryIO, name: str, kind: str = "edit") -> bytes:
+    """Return the bytes of a stream (stdin) read up to the cap for `kind`; raise InputTooLarge past it."""
     limit = limit_for(kind)
     data = stream.read(limit + 1)
     if len(data) > limit:
         raise _too_large(name, None, kind, limit)
-    return decode(data, name)
+    return data
+
+
+def parse_seconds(text: str | float, what: str = "--timeout") -> float:
+    """Return a positive, finite number of seconds; raise UsageError for anything else (inf, nan, 0, -1)."""
+    try:
+        seconds = float(text)
+    except (TypeError, ValueError):
+        raise UsageError(what, f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(seconds) or seconds <= 0 or seconds > MAX_SECONDS:
+        raise UsageError(what, f"{text!r}: give a positive, finite number of seconds (at most {MAX_SECONDS:g})")
+    return seconds
