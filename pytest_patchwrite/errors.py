@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .model import display_path
+
 
 class PatchwriteError(Exception):
     """A problem the user can fix: `file:line: problem`, with a stable `reason` code."""
@@ -25,6 +27,12 @@ class PatchwriteError(Exception):
     def location(self) -> str:
         """Return `file:line` (or just `file`) where the problem is."""
         return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+    def format(self, root: Path | None = None) -> str:
+        """Return `relpath:line: problem`, the path relative to `root` when it lies below it."""
+        path = display_path(self.path, root) if self.path else ""
+        where = f"{path}:{self.line}" if self.line is not None else path
+        return f"{where}: {self.problem}" if where else self.problem
 
 
 class InputError(PatchwriteError):

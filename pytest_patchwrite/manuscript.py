@@ -8,8 +8,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import PatchwriteError
+from .inputs import read_prefix, read_text
 from .latex import mask
-from .transaction import read_text
 
 ENGINES = ("pdflatex", "xelatex", "lualatex")
 _SKIP_DIRS = {"__pycache__", "node_modules"}
@@ -146,6 +147,11 @@ def load_manuscript(root: Path | str, overrides: dict[Path, str] | None = None) 
     return manuscript
 
 
+#: how many `*.tex` files per directory level root finding looks at, and how much of each
+MAX_ROOT_CANDIDATES = 64
+ROOT_PEEK_BYTES = 200_000
+
+
 def find_root(path: Path | str, levels: int = 3) -> Path:
     """Return the root manuscript that reads `path`: itself, its `% !TEX root`, or a root that inputs it nearby."""
     path = Path(path).resolve()
@@ -157,13 +163,15 @@ def find_root(path: Path | str, levels: int = 3) -> Path:
         return (path.parent / named).resolve()
     directory = path.parent
     for _ in range(levels):
-        for candidate in sorted(directory.glob("*.tex")):
+        # a bounded look: the first few dozen regular files, a peek at their head, never a FIFO
+        for candidate in sorted(directory.glob("*.tex"))[:MAX_ROOT_CANDIDATES]:
             try:
-                candidate_text = read_text(candidate)
-            except Exception:
+                if not is_root(read_prefix(candidate, ROOT_PEEK_BYTES).decode("utf-8", "replace")):
+                    continue
+                if path in load_manuscript(candidate).files:
+                    return candidate.resolve()
+            except PatchwriteError:
                 continue
-            if is_root(candidate_text) and path in load_manuscript(candidate).files:
-                return candidate.resolve()
         if directory.parent == directory:
             break
         directory = directory.parent

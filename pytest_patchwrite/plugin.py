@@ -18,12 +18,14 @@ from . import hookspecs, stepsummary
 from .autoraters.fixtures import add_options as add_judge_options
 from .autoraters.fixtures import citation_f1, judge_spec, litreview, quality_verdict, sxs
 from .check import CheckOptions, citations_result, compile_result, numbers_result, placeholders_result
+from .errors import InputError, NotRegularFile, PatchwriteError
 from .faultcase import add_options as add_fault_options
 from .faultcase import fault_case
 from .faultcase import generate as generate_fault_cases
 from .fixtures import assert_head_invariant, assert_preserved, manuscript, pytest_assertrepr_compare, try_patch
 from .gates.compile import CompileReport, EngineMissing
 from .gates.evidence import EvidenceReport, evaluate
+from .inputs import parse_seconds, read_prefix, read_text
 from .manuscript import is_root, load_manuscript
 from .model import WARNING, GateResult, PatchContext, PatchwriteWarning, Violation, display_path
 from .prdiff import GitBase, diff_manuscript, format_change
@@ -31,7 +33,6 @@ from .proposing import add_options as add_proposer_options
 from .proposing import configure as configure_proposer
 from .proposing import propose
 from .tempfiles import make_owned_temp_dir
-from .transaction import InputError, read_text
 
 __all__ = [
     "assert_head_invariant",
@@ -49,6 +50,10 @@ __all__ = [
 ITEMS = ("compile", "citations", "numbers", "placeholders")
 NO_LOG = "no experimental log declared: set patchwrite_log or add % !patchwrite log = ... to the manuscript"
 SETTINGS = pytest.StashKey["Settings"]()
+#: resolved paths of the manuscripts collected so far: a symlinked directory loop collects each once
+COLLECTED = pytest.StashKey[set[Path]]()
+#: the item standing for a manuscript that cannot be read
+READ_ITEM = "read"
 SHARED_DIR_KEY = "patchwrite_shared_dir"
 
 
@@ -171,7 +176,11 @@ def _settings(config: pytest.Config) -> Settings:
     if default_engine not in ("pdflatex", "xelatex", "lualatex"):
         raise pytest.UsageError(f"patchwrite_engine = {default_engine!r}: use pdflatex, xelatex or lualatex")
     try:
-        timeout = config.option.patchwrite_timeout or float(config.getini("patchwrite_timeout"))
+        option = config.option.patchwrite_timeout
+        timeout = parse_seconds(option if option is not None else str(config.getini("patchwrite_timeout")))
+    except InputError as exc:
+        raise pytest.UsageError(f"--patchwrite-timeout / patchwrite_timeout: {exc.problem}") from None
+    try:
         max_span = int(config.getini("patchwrite_max_span"))
         max_runs = config.option.patchwrite_max_runs or int(config.getini("patchwrite_max_runs"))
         hunk = str(config.getini("patchwrite_max_hunk")).strip()
@@ -254,11 +263,23 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Manuscript
     if file_path.suffix != ".tex" or not settings.collect:
         return None
     try:
-        head = file_path.read_bytes()[:200_000].decode("utf-8", errors="replace")
-    except OSError:
+        real = file_path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop in the file's own path
         return None
+    collected = parent.config.stash.setdefault(COLLECTED, set())
+    if real in collected:
+        return None
+    try:
+        # a bounded peek that never blocks: a FIFO or device named *.tex is no manuscript
+        head = read_prefix(file_path, 200_000).decode("utf-8", errors="replace")
+    except NotRegularFile:
+        return None
+    except InputError:
+        collected.add(real)
+        return ManuscriptFile.from_parent(parent, path=file_path)  # unreadable: its `read` item says why
     if not is_root(head):
         return None
+    collected.add(real)
     return ManuscriptFile.from_parent(parent, path=file_path)
 
 
@@ -287,11 +308,15 @@ class ManuscriptFailure(Exception):
 class ManuscriptFile(pytest.File):
     """A root manuscript: one item per gate."""
 
+    read_error: PatchwriteError | None = None
+
     def collect(self) -> list[ManuscriptItem]:
         try:
             read_text(self.path)
-        except InputError as exc:
-            raise self.CollectError(f"patchwrite: {exc}") from None
+        except PatchwriteError as exc:
+            # one failing item, not a collection error: that would interrupt the whole session
+            self.read_error = exc
+            return [ManuscriptItem.from_parent(self, name=READ_ITEM)]
         settings = self.config.stash[SETTINGS]
         names = [
             *ITEMS,
@@ -310,6 +335,8 @@ class ManuscriptItem(pytest.Item):
         self.add_marker("patchwrite")
 
     def runtest(self) -> None:
+        if self.name == READ_ITEM and isinstance(self.parent, ManuscriptFile) and self.parent.read_error:
+            raise self.parent.read_error
         settings = self.config.stash[SETTINGS]
         result = self._verdict(settings)
         if settings.options.warnings_fail:
@@ -376,8 +403,8 @@ class ManuscriptItem(pytest.Item):
         if isinstance(excinfo.value, ManuscriptFailure):
             base = self.config.invocation_params.dir
             return "\n".join([*(v.format(base) for v in excinfo.value.violations), *excinfo.value.notes])
-        if isinstance(excinfo.value, InputError):
-            return f"patchwrite: {excinfo.value}"
+        if isinstance(excinfo.value, PatchwriteError):
+            return f"patchwrite: {excinfo.value.format(self.config.invocation_params.dir)}"
         if isinstance(excinfo.value, PatchwriteWarning):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo, style))

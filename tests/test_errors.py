@@ -60,7 +60,9 @@ def test_invalid_utf8_in_an_edit_body_is_a_rejection_not_a_crash(doc: Path) -> N
 
 
 def test_a_header_number_of_5000_digits_is_a_rejection(doc: Path) -> None:
-    proc = run("apply", str(doc), "-", "--no-compile-gate", "--no-evidence-gate", stdin=f"EDIT 1 {'9' * 5000}\nx\n".encode())
+    proc = run(
+        "apply", str(doc), "-", "--no-compile-gate", "--no-evidence-gate", stdin=f"EDIT 1 {'9' * 5000}\nx\n".encode()
+    )
     assert proc.returncode == 1 and b"past_eof" in proc.stdout and len(proc.stdout) < 500
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pytest_patchwrite.manuscript import find_root, infer_engine, is_root, load_manuscript, magic_comments
@@ -55,3 +56,15 @@ def test_find_root_by_magic_comment(tmp_path: Path) -> None:
     child.write_text("% !TEX root = ../thesis.tex\nText.\n")
     (tmp_path / "thesis.tex").write_text("\\documentclass{report}\n\\begin{document}\n\\end{document}\n")
     assert find_root(child) == (tmp_path / "thesis.tex").resolve()
+
+
+def test_root_finding_skips_fifos_and_never_blocks(tmp_path: Path) -> None:
+    (tmp_path / "sections").mkdir()
+    section = tmp_path / "sections" / "intro.tex"
+    section.write_text("Intro.\n")
+    os.mkfifo(tmp_path / "aaa.tex")
+    os.mkfifo(tmp_path / "sections" / "notes.tex")
+    (tmp_path / "main.tex").write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\input{sections/intro}\n\\end{document}\n"
+    )
+    assert find_root(section) == (tmp_path / "main.tex").resolve()
