@@ -116,14 +116,15 @@ def test_collection_can_be_switched_off(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
 
 
-def test_unreadable_manuscript_is_a_collection_error(pytester: pytest.Pytester) -> None:
+def test_unreadable_manuscript_is_one_failing_item(pytester: pytest.Pytester) -> None:
     (pytester.path / "latin.tex").write_bytes(
         b"\\documentclass{article}\n\\begin{document}\ncaf\xe9\n\\end{document}\n"
     )
     result = pytester.runpytest_subprocess()
-    result.stdout.fnmatch_lines(["*latin.tex:3: not valid UTF-8*"])
-    assert "Traceback" not in result.stdout.str()
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*patchwrite: latin.tex:3: not valid UTF-8*"])
+    assert "Traceback" not in result.stdout.str() and "Interrupted" not in result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=1)
 
 
 def test_fixtures_accept_reject_and_preservation(pytester: pytest.Pytester, mode: list[str]) -> None:
