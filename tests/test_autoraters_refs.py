@@ -227,3 +227,14 @@ def test_bibitem_and_nocite_star(tmp_path: Path) -> None:
     )
     (item,) = load_references(tmp_path / "items.tex").references
     assert (item.title, item.year, item.resolved) == ("Attention is all you need", "2017", True)
+
+
+def test_a_bibliography_outside_the_tree_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.bib"
+    outside.write_text("@article{s, title={Private notes}, year=2020}\n")
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "main.tex").write_text(
+        "\\documentclass{article}\\begin{document}\\cite{s}\\bibliography{../secret}\\end{document}\n"
+    )
+    refs = load_references(tmp_path / "paper" / "main.tex")
+    assert refs.bib_files == [] and refs.missing_bibs == ["../secret"] and not refs.references[0].resolved

@@ -228,13 +228,14 @@ def load_references(root: Path | str, reader: Reader | None = None) -> Reference
     config = EvidenceConfig().for_manuscript(Manuscript(resolved, [resolved], {resolved: flat}))
     paths: list[Path] = []
     missing: list[str] = []
+    top = resolved.parent
     for name, _line in found.bibliographies:
-        path = resolve_bib(name, root.resolve().parent)
-        if path is None:
+        path = resolve_bib(name, top)
+        if path is None or not _inside(path, top, name):
             missing.append(name)
         elif path not in paths:
             paths.append(path)
-    paths.extend(p for p in config.bibs if p not in paths and p.is_file())
+    paths.extend(p for p in config.bibs if p not in paths and p.is_file() and _inside(p, top, str(p)))
     entries = _entries(paths)
     items = _bibitems(flat)
     keys: list[str] = []
@@ -254,6 +255,18 @@ def load_references(root: Path | str, reader: Reader | None = None) -> Reference
         else:
             references.append(Reference(num, key, resolved=False))
     return ReferenceList(root, references, paths, missing)
+
+
+def _inside(path: Path, top: Path, name: str) -> bool:
+    """Return False for a bibliography a manuscript names outside its own tree (`../../home/x.bib`).
+
+    A file kpsewhich found in the TeX tree is fine: TeX reads it too. A stranger's manuscript may not make us
+    read anything else outside its directory.
+    """
+    local = (top / (name if name.endswith(".bib") else f"{name}.bib")).resolve()
+    if path.resolve() != local and not Path(name).is_absolute():
+        return True  # found by kpsewhich in the TeX tree
+    return local.is_relative_to(top.resolve())
 
 
 def judge_listing(refs: ReferenceList) -> str:
