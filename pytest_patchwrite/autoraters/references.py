@@ -177,7 +177,12 @@ def reference_from_bibitem(num: int, key: str, text: str) -> Reference:
 def _entries(paths: list[Path]) -> dict[str, dict[str, str]]:
     entries: dict[str, dict[str, str]] = {}
     for path in paths:
-        library = bibtexparser.parse_string(read_text(path))
+        try:
+            library = bibtexparser.parse_string(read_text(path))
+        except InputError:
+            raise
+        except Exception as exc:  # a stranger's .bib must end in a message naming it, not a traceback
+            raise InputError(path, f"cannot be parsed as BibTeX ({type(exc).__name__}: {exc})") from None
         for entry in library.entries:
             fields = {f.key.lower(): str(f.value) for f in entry.fields}
             entries.setdefault(entry.key, fields)
