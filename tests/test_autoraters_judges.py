@@ -115,6 +115,9 @@ def test_cache_second_run_makes_no_call(papers: tuple[Path, Path], tmp_path: Pat
         assert "Method text" not in server.requests[0]["messages"][-1]["content"]  # only the review sections
         assert main([*argv, "--judge", server.spec("another-model")]) == 0  # the model is part of the key
         assert len(server.requests) == 4
+        assert main([*argv, "--judge", server.spec(), "--fail-on", "tie,win"]) == 1  # cached win, now failing
+        assert main([*argv, "--judge", server.spec(), "--fail-on", "lose"]) == 2
+        assert len(server.requests) == 4
     capsys.readouterr()
     assert [c["cached"] for c in first["calls"]] == [False, False]
     assert [c["cached"] for c in second["calls"]] == [True, True] and second["outcome"] == first["outcome"] == "win"

@@ -181,6 +181,9 @@ def cmd_sxs(args: argparse.Namespace) -> int:
         _emit(args, result, text)
         failed = args.fail_under is not None and (result["win_rate_half_ties"] or 0.0) < args.fail_under
         return EXIT_FAILED if failed or (args.fail_on_error and result["n_errors"]) else EXIT_OK
+    fail_on = [v.strip() for v in (args.fail_on or "").split(",") if v.strip()]
+    if any(v not in ("win", "tie", "loss") for v in fail_on):
+        raise InputError("--fail-on", f"{args.fail_on!r}: use outcomes win, tie or loss, comma-separated")
     if len(args.papers) != 2 or not args.judge:
         raise InputError("rate sxs", "give two papers A.tex B.tex and --judge SPEC (or --verdicts FILE.jsonl)")
     from .judges import make_judge, run_sxs
@@ -196,7 +199,7 @@ def cmd_sxs(args: argparse.Namespace) -> int:
     _emit(args, data, "\n".join(lines))
     if data["outcome"] is None:
         return EXIT_FAILED
-    return EXIT_FAILED if args.fail_on and data["outcome"] in args.fail_on.split(",") else EXIT_OK
+    return EXIT_FAILED if data["outcome"] in fail_on else EXIT_OK
 
 
 def _avg(args: argparse.Namespace) -> float:
