@@ -86,20 +86,23 @@ def numbers_result(evidence: EvidenceReport) -> GateResult | None:
     return GateResult.of(evidence.numbers, "numbers", details=details)
 
 
-def placeholders_result(evidence: EvidenceReport) -> GateResult:
-    """Return the placeholders item's verdict."""
-    return GateResult.of(evidence.placeholders, "placeholders")
+def placeholders_result(evidence: EvidenceReport, report: CompileReport | None = None) -> GateResult:
+    """Return the placeholders item's verdict: the candidates the compile's PDF shows, else the source rules."""
+    pdf = report.pdf_text if report is not None and report.ok else None
+    return GateResult.of(evidence.placeholders_in(pdf), "placeholders", details={"pdf_checked": pdf is not None})
 
 
 def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]:
     """Return each gate's verdict on the manuscript rooted at `root` (no `numbers` without a log)."""
-    report = options.compile_gate(root).compile(root)
     evidence = evaluate(load_manuscript(root), options.evidence_config())
+    gate = options.compile_gate(root)
+    gate.extract_text = bool(evidence.placeholders)  # only then is the PDF's text worth reading
+    report = gate.compile(root)
     results = {"compile": compile_result(report), "citations": citations_result(evidence, report)}
     numbers = numbers_result(evidence)
     if numbers is not None:
         results["numbers"] = numbers
-    results["placeholders"] = placeholders_result(evidence)
+    results["placeholders"] = placeholders_result(evidence, report)
     if options.warnings_fail:
         return {gate: result.strict() for gate, result in results.items()}
     return results

@@ -2,7 +2,7 @@
 
 Every gate that reads LaTeX goes through `scan()`, which masks what TeX would not
 typeset as prose (comments, verbatim, structural command arguments) and yields
-cite keys, numeric tokens and placeholders with their file and line.
+cite keys and numeric tokens with their file and line (placeholders.py builds on it).
 """
 
 from __future__ import annotations
@@ -81,7 +81,6 @@ _REF_WORDS = re.compile(
 _MONTH_BEFORE = re.compile(
     r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?[~\s]*(?:\d{1,2},?\s*)?$"
 )
-_PLACEHOLDER_CASED = re.compile(r"(?<![\w\\])(?:TODO|FIXME|XXX|TBD)(?!\w)|\?\?|\\todo\b|\[[Cc]itation needed\]")
 
 
 @dataclass(frozen=True)
@@ -107,15 +106,6 @@ class Number:
     siunitx: bool = False
 
 
-@dataclass(frozen=True)
-class Placeholder:
-    """A TODO-like marker left in the prose."""
-
-    token: str
-    file: str
-    line: int
-
-
 @dataclass
 class Scan:
     """Everything `scan()` found in one source file."""
@@ -123,7 +113,6 @@ class Scan:
     file: str
     citations: list[Citation] = field(default_factory=list)
     numbers: list[Number] = field(default_factory=list)
-    placeholders: list[Placeholder] = field(default_factory=list)
     bibitems: list[tuple[str, int]] = field(default_factory=list)
     bibliographies: list[tuple[str, int]] = field(default_factory=list)
     suppressed: dict[int, set[str]] = field(default_factory=dict)
@@ -202,8 +191,11 @@ def _match_group(text: str, i: int, open_ch: str, close_ch: str) -> int:
     return -1
 
 
-def command_args(text: str, i: int, limit: int = 4) -> list[tuple[str, int, int]]:
-    """Return the arguments after a command ending at `i`: ("[", start, end) or ("{", start, end), content bounds."""
+def command_args(text: str, i: int, limit: int = 4, parens: bool = False) -> list[tuple[str, int, int]]:
+    """Return the arguments after a command ending at `i`: ("[", start, end) or ("{", start, end), content bounds.
+
+    `parens`: a leading `(...)` is an argument too (`\\cmidrule(lr){2-3}`); after other commands it is prose.
+    """
     args: list[tuple[str, int, int]] = []
     j = i
     n = len(text)
@@ -221,7 +213,7 @@ def command_args(text: str, i: int, limit: int = 4) -> list[tuple[str, int, int]
         elif text[k] == "{":
             end = _match_group(text, k, "{", "}")
             mandatory += 1
-        elif text[k] == "(" and args == []:
+        elif text[k] == "(" and parens and args == []:
             end = _match_group(text, k, "(", ")")  # \cmidrule(lr){2-3}
         else:
             break
@@ -268,7 +260,7 @@ def _structural_ranges(masked: str) -> tuple[list[tuple[int, int]], list[tuple[i
             args = command_args(masked, m.end(), limit=8 if base.endswith("cites") else 1)
             ranges.extend((s, e) for _, s, e in args)
             continue
-        args = command_args(masked, m.end(), limit=4)
+        args = command_args(masked, m.end(), limit=4, parens=base == "cmidrule")
         if not args:
             continue
         wanted = STRUCTURAL_ARGS.get(name, STRUCTURAL_ARGS.get(base, 0))
@@ -325,7 +317,7 @@ def _value(m: re.Match[str]) -> tuple[Decimal, int] | None:
 
 
 def scan(text: str, file: str = "") -> Scan:
-    """Return the cite keys, numbers, placeholders and bibliography declarations of one source file."""
+    """Return the cite keys, numbers and bibliography declarations of one source file."""
     masked, comments = mask(text)
     result = Scan(file)
     line_starts = [0] + [m.end() for m in re.finditer("\n", masked)]
@@ -402,10 +394,6 @@ def scan(text: str, file: str = "") -> Scan:
                 in_si,
             )  # fmt: skip
         )
-
-    for m in _PLACEHOLDER_CASED.finditer(masked):
-        if not _inside(ranges, starts, m.start()):
-            result.placeholders.append(Placeholder(m.group(0), file, line_of(m.start())))
     return result
 
 

@@ -291,9 +291,19 @@ def shared_compile(settings: Settings, root: Path) -> tuple[CompileReport, bool]
         fcntl.flock(lock, fcntl.LOCK_EX)
         if result.exists():
             return CompileReport.from_json(json.loads(result.read_text())), False
-        report = settings.options.compile_gate(root).compile(root)
+        gate = settings.options.compile_gate(root)
+        gate.extract_text = _has_placeholders(settings, root)
+        report = gate.compile(root)
         result.write_text(json.dumps(report.to_json()))
         return report, True
+
+
+def _has_placeholders(settings: Settings, root: Path) -> bool:
+    """Return whether the source holds placeholder candidates, which the compile's PDF text then confirms."""
+    try:
+        return bool(settings.evidence_of(root).placeholders)
+    except InputError:
+        return False  # the lock items report it
 
 
 class ManuscriptFailure(Exception):
@@ -368,13 +378,14 @@ class ManuscriptItem(pytest.Item):
             result = compile_result(report)
             result.details["performed_compile"] = performed
             return result
-        if self.name == "citations":
+        if self.name in ("citations", "placeholders"):  # both read what the compile found
             shared: CompileReport | None
             try:
                 shared, performed = shared_compile(settings, root)
             except EngineMissing:
                 shared, performed = None, False
-            result = citations_result(settings.evidence_of(root), shared)
+            judge = citations_result if self.name == "citations" else placeholders_result
+            result = judge(settings.evidence_of(root), shared)
             result.details["performed_compile"] = performed and shared is not None and not shared.cached
             return result
         if self.name == "numbers":
@@ -382,8 +393,6 @@ class ManuscriptItem(pytest.Item):
             if numbers is None:
                 pytest.skip(NO_LOG)
             return numbers
-        if self.name == "placeholders":
-            return placeholders_result(settings.evidence_of(root))
         if self.name == "diff":
             assert settings.base is not None
             base = GitBase.open(root.parent, settings.base)

@@ -7,6 +7,7 @@ from decimal import Decimal
 import pytest
 
 from pytest_patchwrite.latex import mask, scan
+from pytest_patchwrite.placeholders import find as find_placeholders
 
 # (source, the numbers scan() must yield as (printed text, line)); an empty list means none at all
 NUMBER_CASES = [
@@ -100,9 +101,42 @@ PLACEHOLDER_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("source", "tokens"), PLACEHOLDER_CASES, ids=[c[0][:30] for c in PLACEHOLDER_CASES])
+# as the reader sees them: definitions print nothing where they stand, their uses do
+DEFINITION_CASES = [
+    ("\\newcommand{\\fixme}[1]{\\textcolor{red}{FIXME: #1}}\nDone.", []),
+    ("\\newcommand{\\fixme}[1]{\\textcolor{red}{FIXME: #1}}\nSee \\fixme{units}.", ["\\fixme"]),
+    ("\\newcommandx{\\jd}[2][1=]{\\todo[#1]{JD: #2}}\nOk.", []),
+    ("\\newcommandx{\\jd}[2][1=]{\\todo[#1]{JD: #2}}\n\\jd{check}", ["\\jd"]),
+    ("\\def\\tbd#1{\\textbf{TBD #1}}\nOk.", []),
+    ("\\NewDocumentCommand{\\note}{m}{\\marginpar{TODO #1}}\nA \\note{x}.", ["\\note"]),
+    ("\\newenvironment{draft}{\\par XXX}{\\par}\nOk.", []),
+    ("\\newcommand\\fx[1]{FIXME #1}\n\\newcommand\\ab[1]{\\fx{AB: #1}}\nSee \\ab{y}.", ["\\ab"]),
+    ("\\newcommand\\fx[1]{FIXME #1}\n\\renewcommand\\fx[1]{}\nSee \\fx{y}.", []),
+    ("\\renewcommand{\\todo}[2][]{}\nA \\todo{later}.", []),
+    ("\\iffalse TODO: old text \\fi Kept.", []),
+    ("\\iffalse old \\else TODO: live \\fi", ["TODO"]),
+    ("\\ifdraft TODO: draft only \\fi", ["TODO"]),  # the source cannot tell; the PDF decides
+    ("A \\iff B, TODO here \\fi", ["TODO"]),
+]
+
+
+@pytest.mark.parametrize(("source", "tokens"), PLACEHOLDER_CASES + DEFINITION_CASES, ids=lambda c: str(c)[:40])
 def test_placeholders(source: str, tokens: list[str]) -> None:
-    assert [p.token for p in scan(source).placeholders] == tokens
+    assert [c.token for c in find_placeholders([("x.tex", source)], source)] == tokens
+
+
+def test_disabled_todonotes_print_nothing() -> None:
+    root = "\\documentclass{article}\n\\usepackage[disable]{todonotes}\n\\begin{document}\nA \\todo{later}.\n"
+    assert find_placeholders([("main.tex", root)], root) == []
+    enabled = root.replace("[disable]", "[colorinlistoftodos]")
+    [todo] = find_placeholders([("main.tex", enabled)], enabled)
+    assert (todo.token, todo.line, todo.probe) == ("\\todo", 4, "later")
+
+
+def test_probes_are_the_text_a_reader_sees() -> None:
+    source = "TODO: rerun the ablation \\cite{x}.\n\\newcommand\\fx[1]{FIXME #1}\n\\fx{check units here} and \\fx{}"
+    probes = [(c.token, c.probe) for c in find_placeholders([("x.tex", source)], source)]
+    assert probes == [("TODO", "TODO : rerun the ablation"), ("\\fx", "check units here"), ("\\fx", "FIXME")]
 
 
 def test_suppression_comments() -> None:

@@ -15,6 +15,8 @@ import pytest
 from conftest import require_tool
 
 from pytest_patchwrite.check import CheckOptions, check_manuscript
+from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
+from pytest_patchwrite.manuscript import load_manuscript
 from pytest_patchwrite.model import Violation
 
 REFS = """@book{knuth1984, author = {Donald Knuth}, title = {The {\\TeX}book}, year = {1984}, publisher = {AW}}
@@ -123,6 +125,69 @@ PAPERS += [
     ),
 ]
 
+WRAPPERS = r"""\documentclass{article}
+\usepackage{xcolor}
+\usepackage{xargs}
+\usepackage{todonotes}
+\newcommand{\fixme}[1]{\textcolor{red}{FIXME: #1}}
+\newcommandx{\jd}[2][1=]{\todo[linecolor=red,#1]{JD: #2}}
+\def\tbd#1{\textbf{TBD: #1}}
+\begin{document}
+The method is complete.
+\end{document}
+"""
+CAMERA_READY = r"""\documentclass{article}
+\usepackage[disable]{todonotes}
+\begin{document}
+We train for ten epochs.\todo{check the schedule}
+The results hold.\todo[inline]{add a table}
+\end{document}
+"""
+DEAD_BRANCH = r"""\documentclass{article}
+\usepackage{comment}
+\newif\ifdraft
+\draftfalse
+\begin{document}
+\ifdraft
+(TODO) describe the ablation.
+\else
+The ablation removes one layer at a time.
+\fi
+\iffalse FIXME: an old paragraph. \fi
+\begin{comment}
+TODO: a note to ourselves.
+\end{comment}
+\end{document}
+"""
+
+PAPERS += [
+    Paper(
+        "todo_wrappers_in_the_preamble",
+        {"main.tex": WRAPPERS},
+        {"compile": set(), "citations": set(), "placeholders": set()},
+    ),
+    Paper(
+        "todo_wrappers_used_in_the_text",
+        {"main.tex": WRAPPERS.replace("is complete.", "is \\fixme{complete?} done.\\jd{units}")},
+        {"compile": set(), "citations": set(), "placeholders": {"placeholder"}},
+    ),
+    Paper(
+        "disabled_todonotes",
+        {"main.tex": CAMERA_READY},
+        {"compile": set(), "citations": set(), "placeholders": set()},
+    ),
+    Paper(
+        "dead_else_branch_with_todo",
+        {"main.tex": DEAD_BRANCH},
+        {"compile": set(), "citations": set(), "placeholders": set()},
+    ),
+    Paper(
+        "live_branch_with_todo",
+        {"main.tex": DEAD_BRANCH.replace("\\draftfalse", "\\drafttrue")},
+        {"compile": set(), "citations": set(), "placeholders": {"placeholder"}},
+    ),
+]
+
 
 def _write(directory: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
@@ -173,3 +238,12 @@ def test_cache_hit_from_another_directory_reports_the_current_paths(tmp_path: Pa
     assert after.details["cached"] and not before.details["cached"]
     assert [(v.file, v.line) for v in before.violations] == [(str(first / "sections" / "a.tex"), 2)]
     assert [(v.file, v.line) for v in after.violations] == [(str(second / "sections" / "a.tex"), 2)]
+
+
+def test_without_a_pdf_the_source_rules_decide(tmp_path: Path) -> None:
+    _write(tmp_path, {"main.tex": DEAD_BRANCH})
+    evidence = evaluate(load_manuscript(tmp_path / "main.tex"), EvidenceConfig())
+    assert [(v.token, v.line) for v in evidence.placeholders] == [("TODO", 7)]  # \ifdraft: the source cannot tell
+    assert evidence.placeholders_in(None) == evidence.placeholders
+    assert evidence.placeholders_in("The ablation removes one layer at a time.") == []
+    assert evidence.placeholders_in("(TODO) describe the\nabla-\ntion.") == evidence.placeholders

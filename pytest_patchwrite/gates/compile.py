@@ -15,6 +15,7 @@ from pathlib import Path
 from .. import sandbox
 from ..manuscript import ENGINES, copy_manuscript_dir, infer_engine
 from ..model import GateResult, PatchContext, Violation
+from ..pdftext import pdf_text
 from ..texlog import ERROR, FATAL, LogMessage, needs_rerun, parse_blg, parse_tex_log
 from ..transaction import read_text
 
@@ -55,6 +56,7 @@ class CompileReport:
     timed_out: bool = False
     unsettled: bool = False
     cached: bool = False
+    pdf_text: str | None = None  # the PDF's text, when asked for (`extract_text`) and the compile passed
     messages: list[LogMessage] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
 
@@ -99,6 +101,7 @@ class CompileGate:
         use_cache: bool = True,
         trusted: bool = False,
         limits: sandbox.Limits | None = None,
+        extract_text: bool = False,
     ) -> None:
         for name in (engine, default_engine):
             if name is not None and name not in ENGINES:
@@ -111,6 +114,7 @@ class CompileGate:
         self.resolve = resolve
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self.use_cache = use_cache
+        self.extract_text = extract_text
         # trusted: the manuscript's author is trusted, so engines run without the OS sandbox and nothing is refused
         self.trusted = trusted
         self.limits = limits or sandbox.Limits()
@@ -218,6 +222,8 @@ class CompileGate:
         report.messages = [_relocate(m, work, root.parent, {entry: root.name}) for m in messages]
         report.violations = _violations(report, root, self.timeout, self.max_runs)
         report.ok = not report.violations
+        if report.ok and self.extract_text:
+            report.pdf_text = pdf_text(pdf)  # the sandbox is temporary: read it now
         return report
 
     @staticmethod
@@ -241,7 +247,8 @@ class CompileGate:
     # -- the verdict cache ---------------------------------------------------------------
     def _cache_key(self, engine: str, copied: dict[str, bytes], overrides: dict[Path, str], root: Path) -> str:
         digest = hashlib.sha256()
-        options = [CACHE_VERSION, engine, root.name, str(self.max_runs), str(self.resolve), str(self.timeout)]
+        options = [CACHE_VERSION, engine, root.name, str(self.max_runs), str(self.resolve), str(self.timeout),
+                   str(self.extract_text)]  # fmt: skip
         digest.update(json.dumps(options).encode())
         files = dict(copied)  # the copy already hashed every file; replaced ones hash their new text
         for path, text in overrides.items():

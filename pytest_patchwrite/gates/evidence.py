@@ -14,6 +14,8 @@ from ..latex import Scan, scan
 from ..manuscript import Manuscript, bib_backend, load_manuscript, magic_comments
 from ..model import WARNING, GateResult, PatchContext, Violation
 from ..numeric import parse_number
+from ..placeholders import find as find_placeholders
+from ..placeholders import seen_in
 
 POLICIES = ("decimals", "all", "off")
 
@@ -61,6 +63,13 @@ class EvidenceReport:
     log_files: list[Path]
     keys_defined: int
     log: EvidenceLog | None = None
+    probes: list[str | None] = field(default_factory=list)  # per placeholder: the text a PDF would show
+
+    def placeholders_in(self, pdf_text: str | None) -> list[Violation]:
+        """Return the placeholders the PDF's text confirms; all of them (the source rules) without a PDF."""
+        if pdf_text is None:
+            return list(self.placeholders)
+        return [v for v, seen in zip(self.placeholders, seen_in(self.probes, pdf_text), strict=True) if seen]
 
 
 def _name_list(paths: list[Path]) -> str:
@@ -130,14 +139,18 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig) -> EvidenceReport:
             numbers = _number_violations(scans, log, config)
 
     placeholders: list[Violation] = []
+    probes: list[str | None] = []
     if config.placeholders:
-        for s in scans:
-            for p in s.placeholders:
-                if not s.is_suppressed(p.line, "placeholder"):
-                    message = "is a placeholder left in the text; finish it, or move it into a % comment"
-                    placeholders.append(Violation("placeholder", p.file, p.line, p.token, message))
+        by_file = {s.file: s for s in scans}
+        files = [(str(path), manuscript.texts[path]) for path in manuscript.files]
+        for c in find_placeholders(files, manuscript.texts[manuscript.root]):
+            if not by_file[c.file].is_suppressed(c.line, "placeholder"):
+                message = "is a placeholder left in the text; finish it, or move it into a % comment"
+                placeholders.append(Violation("placeholder", c.file, c.line, c.token, message))
+                probes.append(c.probe)
     log_files = log.files if log else []
-    return EvidenceReport(citations, numbers, placeholders, bibliography.files, log_files, len(bibliography.keys), log)
+    keys = len(bibliography.keys)
+    return EvidenceReport(citations, numbers, placeholders, bibliography.files, log_files, keys, log, probes)
 
 
 def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConfig) -> list[Violation]:

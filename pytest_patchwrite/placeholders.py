@@ -1,0 +1,211 @@
+"""Placeholders as the reader sees them: TODO-like markers that reach the page, not those a definition holds.
+
+Built on latex.py's masking and argument reading. The source rules: text inside
+macro and environment definitions prints nothing where it stands; a *use* of a
+user macro whose definition prints a placeholder does; `\\iffalse` branches and
+`\\todo` under `\\usepackage[disable]{todonotes}` print nothing. When the compile
+produced a PDF, every candidate is confirmed against the PDF's text (`confirm`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from .latex import _inside, _merge, _structural_ranges, command_args, mask
+
+PLACEHOLDER = re.compile(r"(?<![\w\\])(?:TODO|FIXME|XXX|TBD)(?!\w)|\?\?|\\todo\b|\[[Cc]itation needed\]")
+_COMMAND_DEFINER = re.compile(
+    r"\\(?P<cmd>(?:new|renew|provide)commandx?|DeclareRobustCommand|(?:new|renew|provide)robustcmd"
+    r"|(?:New|Renew|Provide|Declare)(?:Expandable)?DocumentCommand|[gex]?def)(?![A-Za-z@])\*?"
+)
+_ENV_DEFINER = re.compile(
+    r"\\(?P<cmd>(?:new|renew)environmentx?|(?:New|Renew|Provide|Declare)DocumentEnvironment)(?![A-Za-z@])\*?"
+)
+_CS_NAME = re.compile(r"\s*(\\(?:[A-Za-z@]+|.))")
+_IF = re.compile(r"\\(?:if[A-Za-z@]*|else|fi)(?![A-Za-z@])")
+_TODONOTES = re.compile(r"\\usepackage\s*\[(?P<options>[^\]]*)\]\s*\{[^}]*\btodonotes\b")
+_WORD_STOP = re.compile(r"[\\{}$%\n]")
+TODO_MACRO = "\\todo"
+_PRINTED = re.compile(r"\\[A-Za-z@]+\*?|\\.|[{}\[\]\s]|%.*")  # what is left after removing these is printed
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A macro (`\\name`) or environment (`name`) defined in the source, and the placeholder its body prints."""
+
+    name: str
+    environment: bool
+    body: str
+    prints: str | None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A placeholder in the source, and `probe`: the text the reader would see (None: nothing to check)."""
+
+    token: str
+    file: str
+    line: int
+    probe: str | None
+
+
+def definitions(masked: str) -> tuple[list[Definition], list[tuple[int, int]]]:
+    """Return the definitions of a masked text, in order, and the ranges they cover (name and body)."""
+    found: list[Definition] = []
+    bodies: list[tuple[int, int]] = []
+    for m in _COMMAND_DEFINER.finditer(masked):
+        cmd, pos = m.group("cmd"), m.end()
+        if masked.startswith("{", pos) or masked[pos : pos + 1].isspace() and masked[pos:].lstrip().startswith("{"):
+            named = command_args(masked, pos, limit=1)
+            if not named or named[0][0] != "{":
+                continue
+            name, pos = masked[named[0][1] : named[0][2]].strip(), named[0][2] + 1
+        else:
+            cs = _CS_NAME.match(masked, pos)
+            if cs is None:
+                continue
+            name, pos = cs.group(1), cs.end()
+        if cmd.endswith("def"):
+            brace = masked.find("{", pos)  # the parameter text (#1#2, delimiters) runs up to the body
+            args = command_args(masked, brace, limit=1) if brace != -1 else []
+        else:
+            args = [a for a in command_args(masked, pos, limit=2) if a[0] == "{"]
+            args = args[1:] if "DocumentCommand" in cmd else args[:1]  # \NewDocumentCommand{\x}{spec}{body}
+        if not args:
+            continue
+        _, start, end = args[0]
+        bodies.append((m.start(), end))
+        found.append(_definition(name, False, masked[start:end]))
+    for m in _ENV_DEFINER.finditer(masked):
+        args = [a for a in command_args(masked, m.end(), limit=4) if a[0] == "{"]
+        skip = 2 if "DocumentEnvironment" in m.group("cmd") else 1  # the name, and a spec
+        if len(args) < skip + 2:
+            continue
+        name = masked[args[0][1] : args[0][2]].strip()
+        parts = args[skip : skip + 2]
+        bodies.append((m.start(), parts[-1][2]))
+        found.append(_definition(name, True, " ".join(masked[s:e] for _, s, e in parts)))
+    return found, bodies
+
+
+def _definition(name: str, environment: bool, body: str) -> Definition:
+    hit = PLACEHOLDER.search(body)
+    return Definition(name, environment, body, hit.group(0) if hit else None)
+
+
+def dead_branches(masked: str) -> list[tuple[int, int]]:
+    """Return the ranges of `\\iffalse` branches (up to their `\\else` or `\\fi`), which TeX never typesets."""
+    ranges: list[tuple[int, int]] = []
+    stack: list[tuple[bool, int]] = []  # (is \iffalse, where its dead branch starts)
+    for m in _IF.finditer(masked):
+        word = m.group(0)
+        if word == "\\fi" or word == "\\else":
+            if not stack:
+                continue
+            dead, start = stack[-1]
+            if dead and start >= 0:
+                ranges.append((start, m.start()))
+                stack[-1] = (dead, -1)  # after \else of \iffalse the text is live
+            if word == "\\fi":
+                stack.pop()
+        elif word != "\\iff":  # \iff is the math arrow, not a conditional
+            stack.append((word == "\\iffalse", m.end()))
+    return ranges
+
+
+def todonotes_disabled(root_text: str) -> bool:
+    """Return whether the root loads todonotes with `disable` (every `\\todo` then prints nothing)."""
+    preamble = mask(root_text)[0].split("\\begin{document}", 1)[0]
+    return any("disable" in [o.strip() for o in m.group("options").split(",")] for m in _TODONOTES.finditer(preamble))
+
+
+def placeholder_macros(defs: list[Definition], todo_prints: bool) -> dict[str, Definition | None]:
+    """Return the macros (`\\name`) and environments (`name`) whose use prints a placeholder.
+
+    The last definition of a name counts (`\\renewcommand{\\fixme}[1]{}` for a
+    camera-ready disables it); a macro that uses another one that prints a
+    placeholder prints one too. `\\todo` prints one unless disabled or redefined.
+    """
+    final = {d.name: d for d in defs}
+    found: dict[str, Definition | None] = {}
+    if TODO_MACRO in final:  # the author's own \todo: a note unless it prints nothing
+        if _PRINTED.sub("", final.pop(TODO_MACRO).body):
+            found[TODO_MACRO] = None
+    elif todo_prints:
+        found[TODO_MACRO] = None
+    changed = True
+    while changed:
+        changed = False
+        for name, d in final.items():
+            if name in found:
+                continue
+            if (d.prints and d.prints != TODO_MACRO) or any(_uses(d.body, other) for other in found):
+                found[name] = d
+                changed = True
+    return found
+
+
+def _uses(text: str, name: str) -> bool:
+    if name.startswith("\\"):
+        return re.search(re.escape(name) + r"(?![A-Za-z@])", text) is not None
+    return f"\\begin{{{name}}}" in text
+
+
+def find(files: list[tuple[str, str]], root_text: str) -> list[Candidate]:
+    """Return the placeholders of a manuscript's files (file name, text) that a reader of the source would see."""
+    masked = [(file, mask(text)[0]) for file, text in files]
+    defs: list[Definition] = []
+    hidden: dict[str, list[tuple[int, int]]] = {}
+    for file, text in masked:
+        found, bodies = definitions(text)
+        defs.extend(found)
+        hidden[file] = bodies + dead_branches(text)
+    macros = placeholder_macros(defs, not todonotes_disabled(root_text))
+    out: list[Candidate] = []
+    for file, text in masked:
+        skip = _merge(hidden[file] + _structural_ranges(text)[0])
+        starts = [s for s, _ in skip]
+        lines = [0] + [m.end() for m in re.finditer("\n", text)]
+
+        hits: list[tuple[int, str, str | None]] = []
+        for m in PLACEHOLDER.finditer(text):
+            if m.group(0) != TODO_MACRO and not _inside(skip, starts, m.start()):
+                hits.append((m.start(), m.group(0), m.group(0) + " " + _words(text, m.end())))
+        for name, d in macros.items():
+            pattern = re.escape(name) + r"(?![A-Za-z@])" if name.startswith("\\") else re.escape(f"\\begin{{{name}}}")
+            for m in re.finditer(pattern, text):
+                if not _inside(skip, starts, m.start()):
+                    hits.append((m.start(), name, _probe(text, m.end(), d)))
+        for pos, token, probe in sorted(hits):
+            out.append(Candidate(token, file, bisect.bisect_right(lines, pos), probe))
+    return out
+
+
+def _words(text: str, start: int, count: int = 4) -> str:
+    """Return up to `count` words of plain prose from `start`, stopping at the next command, brace or math."""
+    stop = _WORD_STOP.search(text, start)
+    return " ".join(text[start : stop.start() if stop else len(text)].split()[:count])
+
+
+def _probe(text: str, end: int, definition: Definition | None) -> str | None:
+    """Return what a macro use shows: its argument's first words, else the placeholder its definition prints."""
+    args = [a for a in command_args(text, end, limit=1) if a[0] == "{"]
+    if args and (words := _words(text, args[0][1])):
+        return words
+    if definition is not None and definition.prints and definition.prints != TODO_MACRO:
+        return definition.prints
+    return None
+
+
+def _normal(text: str) -> str:
+    """Return `text` as letters, digits and `?` only: PDF text breaks lines, hyphenates and splits ligatures."""
+    return "".join(ch for ch in unicodedata.normalize("NFKC", text) if ch.isalnum() or ch == "?")
+
+
+def seen_in(probes: list[str | None], pdf_text: str) -> list[bool]:
+    """Return, per probe, whether a PDF's text holds what the placeholder shows (True when nothing to check)."""
+    page = _normal(pdf_text)
+    return [probe is None or _normal(probe) in page for probe in probes]
