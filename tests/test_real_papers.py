@@ -188,6 +188,53 @@ PAPERS += [
     ),
 ]
 
+LOCAL_CLASS = r"""\NeedsTeXFormat{LaTeX2e}
+\ProvidesClass{labreport}[2024/01/01 our lab's report class]
+\LoadClass[11pt]{article}
+\RequirePackage{labfonts}
+"""
+LOCAL_FONTS = "\\ProvidesPackage{labfonts}\n\\RequirePackage{fontspec}\n\\setmainfont{Latin Modern Roman}\n"
+ADAPTING_FONTS = (
+    "\\ProvidesPackage{labfonts}\n\\RequirePackage{iftex}\n"
+    "\\ifXeTeX\\RequirePackage{fontspec}\\else\\RequirePackage[T1]{fontenc}\\fi\n"
+)
+PLAIN = "\\documentclass{article}\n\\begin{document}\nR\\'esum\\'e of the results.\n\\end{document}\n"
+
+PAPERS += [
+    Paper(
+        "local_class_loading_fontspec",
+        {
+            "main.tex": "\\documentclass{labreport}\n\\begin{document}\nUnicode prose: naïve café.\n\\end{document}\n",
+            "labreport.cls": LOCAL_CLASS,
+            "labfonts.sty": LOCAL_FONTS,
+        },
+        {"compile": set(), "citations": set(), "placeholders": set()},
+        tools=("xelatex",),
+        engine="xelatex",
+    ),
+    Paper(
+        "local_style_that_adapts_to_the_engine",
+        {
+            "main.tex": "\\documentclass{labreport}\n\\begin{document}\nPlain prose.\n\\end{document}\n",
+            "labreport.cls": LOCAL_CLASS,
+            "labfonts.sty": ADAPTING_FONTS,
+        },
+        {"compile": set(), "citations": set(), "placeholders": set()},
+    ),
+    Paper(
+        "latexmkrc_pdf_mode_5",
+        {"main.tex": PLAIN, "latexmkrc": "# build with xelatex\n$pdf_mode = 5;\n$bibtex_use = 2;\n"},
+        {"compile": set(), "citations": set(), "placeholders": set()},
+        tools=("xelatex",),
+        engine="xelatex",
+    ),
+    Paper(
+        "dot_latexmkrc_commented_mode",
+        {"main.tex": PLAIN, ".latexmkrc": "# $pdf_mode = 4;\n$pdf_mode = 1;\n"},
+        {"compile": set(), "citations": set(), "placeholders": set()},
+    ),
+]
+
 
 def _write(directory: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():

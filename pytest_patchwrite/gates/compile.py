@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from .. import sandbox
+from ..engines import needed_engine
 from ..manuscript import ENGINES, copy_manuscript_dir, infer_engine
 from ..model import GateResult, PatchContext, Violation
 from ..pdftext import pdf_text
@@ -129,16 +130,17 @@ class CompileGate:
         return GateResult(report.ok, report.violations, "compile", report.seconds, {"engine": report.engine})
 
     # -- compiling --------------------------------------------------------------------
-    def engine_for(self, root_text: str) -> str:
-        """Return the engine: the gate's argument, else `% !TEX program` or the packages' need, else the default."""
-        return self.engine or infer_engine(root_text) or self.default_engine
+    def engine_for(self, root_text: str, root: Path | None = None) -> str:
+        """Return the engine: the gate's argument, else what the manuscript needs (see `engines`), else the default."""
+        needed = needed_engine(root, root_text) if root is not None else infer_engine(root_text)
+        return self.engine or needed or self.default_engine
 
     def compile(self, root: Path | str, overrides: dict[Path, str] | None = None) -> CompileReport:
         """Return the report of compiling `root` (with some files' texts replaced) in a fresh sandbox."""
         root = Path(root).resolve()
         overrides = {Path(p).resolve(): t for p, t in (overrides or {}).items()}
         root_text = overrides.get(root) if root in overrides else read_text(root)
-        engine = self.engine_for(root_text or "")
+        engine = self.engine_for(root_text or "", root)
         if shutil.which(engine) is None:
             raise EngineMissing(f"{engine} is not installed (Debian package {PACKAGE_OF[engine]})")
         started = time.perf_counter()
