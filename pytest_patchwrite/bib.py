@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock
 
+from . import sandbox
 from .inputs import read_text
+from .paths import Boundary, OutsideTree
 
 
 @dataclass
@@ -63,17 +65,31 @@ def load_bib(path: Path) -> tuple[dict[str, str], list[tuple[str, int, str]], li
     return keys, problems, duplicates
 
 
-def resolve_bib(name: str, directory: Path) -> Path | None:
-    """Return the file `\\bibliography{name}` reads: beside the manuscript, else from the TeX tree (kpsewhich)."""
+def resolve_bib(name: str, directory: Path, boundary: Boundary | None = None) -> Path | None:
+    """Return the file `\\bibliography{name}` reads: beside the manuscript, else from the TeX tree (kpsewhich).
+
+    Raise OutsideTree when the name leads outside the manuscript's repository, names
+    a variable or `~` (kpathsea would expand them), or could be read as an option.
+    """
+    boundary = boundary or Boundary.for_root(directory / "x.tex")
+    name = name.strip()
+    if not boundary.trusted and (not name or name[0] in "-&" or any(c in name for c in "$~\\\0\n")):
+        raise OutsideTree(name, "names a variable, `~` or an option, which kpathsea would expand; it is not read")
     filename = name if name.endswith(".bib") else f"{name}.bib"
     local = directory / filename
-    if local.is_file():
-        return local
-    if shutil.which("kpsewhich"):
-        found = subprocess.run(["kpsewhich", filename], capture_output=True, text=True, cwd=directory, timeout=30)
-        if found.returncode == 0 and found.stdout.strip():
-            return Path(found.stdout.strip())
-    return None
+    if os.path.lexists(local):
+        return boundary.require(local, name, shared=True) if local.is_file() else None
+    if "/" in filename or not shutil.which("kpsewhich"):
+        return None
+    confined = not boundary.trusted and sandbox.available()
+    with sandbox.job_directory("kpse") as tree:
+        found = sandbox.output_of("kpsewhich", ["-must-exist"], [filename], tree, confined=confined)
+    if not found or not found.strip():
+        return None
+    path = Path(found.strip().splitlines()[0])
+    if boundary.allowed(path, shared=True, tex_tree=True) is None:
+        raise OutsideTree(name)
+    return path
 
 
 def load_bibliography(paths: list[Path]) -> Bibliography:

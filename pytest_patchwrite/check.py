@@ -27,6 +27,9 @@ class CheckOptions:
     numbers: str = "decimals"
     strict: bool = False
     allow_numbers: list[str] = field(default_factory=list)
+    # the manuscript's author is trusted: no OS sandbox, no refusals, reads not confined to its tree
+    trusted: bool = False
+    rootdir: Path | None = None  # bounds declared shared bibliographies and logs when no git work tree does
 
     def compile_gate(self, root: Path | None = None) -> CompileGate:
         """Return a compile gate configured from these options."""
@@ -38,6 +41,7 @@ class CheckOptions:
             max_runs=self.max_runs,
             cache_dir=self.cache_dir,
             use_cache=self.use_cache,
+            trusted=self.trusted,
         )
 
     def evidence_config(self) -> EvidenceConfig:
@@ -48,6 +52,8 @@ class CheckOptions:
             bibs=list(self.bibs),
             logs=list(self.logs),
             allow_numbers=list(self.allow_numbers),
+            trusted=self.trusted,
+            rootdir=self.rootdir,
         )
 
 
@@ -94,7 +100,8 @@ def placeholders_result(evidence: EvidenceReport, report: CompileReport | None =
 
 def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]:
     """Return each gate's verdict on the manuscript rooted at `root` (no `numbers` without a log)."""
-    evidence = evaluate(load_manuscript(root), options.evidence_config())
+    config = options.evidence_config()
+    evidence = evaluate(load_manuscript(root, boundary=config.boundary(root)), config)
     gate = options.compile_gate(root)
     gate.extract_text = bool(evidence.placeholders)  # only then is the PDF's text worth reading
     report = gate.compile(root)

@@ -59,6 +59,7 @@ def _gates(args: argparse.Namespace, path: Path) -> list[Gate]:
         evidence_gate=not args.no_evidence_gate,
         engine=args.engine,
         timeout=args.timeout,
+        trusted=args.trusted_input,
     )
 
 
@@ -100,6 +101,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         max_runs=args.max_runs,
         use_cache=not args.no_cache,
         warnings_fail=args.strict,
+        trusted=args.trusted_input,
     )
     out, failed = [], False
     roots: dict[Path, Path] = {}  # resolved -> as shown; a section file stands for the root that inputs it
@@ -300,6 +302,12 @@ def _add_proposer_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_TRUSTED_HELP = (
+    "the manuscript's author is trusted: run TeX without the OS sandbox and read files outside its tree "
+    "(never for a pull request from a stranger)"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of every subcommand."""
     parser = _Parser(prog="patchwrite", description="Bounded, gated edits of LaTeX manuscripts.")
@@ -323,6 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
     apply.add_argument(
         "--replace-read-only", action="store_true", help="commit to a read-only FILE (it stays read-only)"
     )
+    apply.add_argument("--trusted-input", action="store_true", help=_TRUSTED_HELP)
     apply.set_defaults(func=cmd_apply)
     check = sub.add_parser("check", help="run every gate on each root manuscript")
     check.add_argument("files", nargs="+", metavar="FILE")
@@ -334,6 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--max-runs", type=int, default=5, help="most engine runs per compile (default 5)")
     check.add_argument("--strict", action="store_true", help="warnings (e.g. a repeated bib entry) fail too")
     check.add_argument("--json", action="store_true")
+    check.add_argument("--trusted-input", action="store_true", help=_TRUSTED_HELP)
     check.set_defaults(func=cmd_check)
 
     clean = sub.add_parser("clean", help="remove temp files and sandboxes left by killed patchwrite processes")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -13,6 +14,7 @@ from typing import Any
 from .errors import InputError
 from .inputs import read_text
 from .numeric import NumberIndex, parse_number, shift
+from .paths import Boundary
 
 # a number standing on its own: not the 16 of `en_sec_16`, nor the 2 of `gpt2`; no two quantifiers can
 # share a digit, so a long run of digits is scanned in linear time
@@ -141,12 +143,22 @@ def load_log_file(path: Path, log: EvidenceLog) -> None:
     log.files.append(path)
 
 
-def load_logs(patterns: list[str | Path], base: Path) -> EvidenceLog:
-    """Return the evidence of every log matching the patterns (globs allowed), relative to `base`."""
+def load_logs(patterns: list[str | Path], base: Path, boundary: Boundary | None = None) -> EvidenceLog:
+    """Return the evidence of every log matching the patterns (globs allowed), relative to `base`.
+
+    Only files inside `boundary` (by default the repository holding `base`) are read;
+    a pattern leading outside raises OutsideTree naming it as written.
+    """
+    boundary = boundary or Boundary.for_root(base / "x.tex")
     log = EvidenceLog()
     for pattern in patterns:
+        name = str(pattern)
         pattern_path = Path(pattern) if Path(pattern).is_absolute() else base / pattern
-        matches = sorted(glob.glob(str(pattern_path), recursive=True))
+        if glob.has_magic(name):
+            matches = boundary.glob(str(pattern_path), base, name)
+        else:
+            real = boundary.require(pattern_path, name, shared=True)  # before looking: no existence oracle
+            matches = [real] if os.path.lexists(real) else []
         if not matches:
             raise InputError(pattern_path, "no experimental log matches this name")
         for match in matches:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import PatchwriteError
+from .errors import InputTooLarge, PatchwriteError
 from .inputs import read_prefix, read_text
 from .latex import mask
+from .paths import Boundary, repository_top
 
 ENGINES = ("pdflatex", "xelatex", "lualatex")
 _SKIP_DIRS = {"__pycache__", "node_modules"}
@@ -114,6 +116,10 @@ def resolve_input(base: Path, name: str) -> Path | None:
     return None
 
 
+# more files than any real manuscript inputs; a generated chain beyond it is cut short, not followed
+MAX_FILES = 5000
+
+
 @dataclass
 class Manuscript:
     """A root `.tex` file and every source file it inputs, in reading order."""
@@ -122,6 +128,9 @@ class Manuscript:
     files: list[Path] = field(default_factory=list)
     texts: dict[Path, str] = field(default_factory=dict)
     missing: list[tuple[Path, int, str]] = field(default_factory=list)
+    # names that lead outside the manuscript's tree: (file, line, name as written); never read
+    outside: list[tuple[Path, int, str]] = field(default_factory=list)
+    boundary: Boundary | None = None
 
     @property
     def directory(self) -> Path:
@@ -129,29 +138,56 @@ class Manuscript:
         return self.root.parent
 
 
-def load_manuscript(root: Path | str, overrides: dict[Path, str] | None = None) -> Manuscript:
-    """Return the manuscript rooted at `root`, following `\\input`/`\\include`/`\\subfile` once each."""
+def _includes(text: str) -> list[tuple[int, str]]:
+    return [
+        (lineno, match.group("name"))
+        for lineno, line in enumerate(mask(text)[0].splitlines(), start=1)
+        for match in _INCLUDE.finditer(line)
+    ]
+
+
+def load_manuscript(
+    root: Path | str,
+    overrides: dict[Path, str] | None = None,
+    *,
+    boundary: Boundary | None = None,
+) -> Manuscript:
+    """Return the manuscript rooted at `root`, following `\\input`/`\\include`/`\\subfile` once each.
+
+    Only files inside the manuscript's tree are read (see `paths.Boundary`); a name
+    leading outside is recorded in `outside`. The walk is iterative: the depth of an
+    `\\input` chain costs no stack.
+    """
     root = Path(root).resolve()
     overrides = {Path(p).resolve(): t for p, t in (overrides or {}).items()}
-    manuscript = Manuscript(root)
+    boundary = boundary or Boundary.for_root(root)
+    manuscript = Manuscript(root, boundary=boundary)
     seen: set[Path] = set()
 
-    def visit(path: Path) -> None:
-        if path in seen:
-            return
+    def read(path: Path) -> list[tuple[int, str]]:
         seen.add(path)
         text = overrides[path] if path in overrides else read_text(path)
         manuscript.files.append(path)
         manuscript.texts[path] = text
-        for lineno, line in enumerate(mask(text)[0].splitlines(), start=1):
-            for match in _INCLUDE.finditer(line):
-                target = resolve_input(manuscript.directory, match.group("name"))
-                if target is None:
-                    manuscript.missing.append((path, lineno, match.group("name")))
-                elif target.resolve() not in seen:
-                    visit(target.resolve())
+        return _includes(text)
 
-    visit(root)
+    # a stack of (file, its remaining includes), so the files come out in reading order
+    stack: list[tuple[Path, list[tuple[int, str]]]] = [(root, read(root)[::-1])]
+    while stack:
+        path, pending = stack[-1]
+        if not pending:
+            stack.pop()
+            continue
+        lineno, name = pending.pop()
+        target = resolve_input(manuscript.directory, name)
+        if target is None:
+            manuscript.missing.append((path, lineno, name))
+            continue
+        real = boundary.allowed(target)
+        if real is None:
+            manuscript.outside.append((path, lineno, name))
+        elif real not in seen and len(seen) < MAX_FILES:
+            stack.append((real, read(real)[::-1]))
     return manuscript
 
 
@@ -166,8 +202,11 @@ def find_root(path: Path | str, levels: int = 3) -> Path:
     text = read_text(path)
     if is_root(text):
         return path
+    # never look above the repository holding the file: a parent directory is someone else's
+    top = repository_top(path.parent) or path.parents[min(levels, len(path.parents)) - 1]
+    bound = Boundary(top)
     named = magic_comments(text).get("tex.root")
-    if named and (path.parent / named).is_file():
+    if named and (path.parent / named).is_file() and bound.allowed(path.parent / named):
         return (path.parent / named).resolve()
     directory = path.parent
     for _ in range(levels):
@@ -180,7 +219,7 @@ def find_root(path: Path | str, levels: int = 3) -> Path:
                     return candidate.resolve()
             except PatchwriteError:
                 continue
-        if directory.parent == directory:
+        if directory.parent == directory or directory == top:
             break
         directory = directory.parent
     return path
@@ -196,27 +235,53 @@ def _copy_hashing(source: Path, target: Path) -> bytes:
     return digest.digest()
 
 
-def copy_manuscript_dir(src: Path, dst: Path, job: str) -> dict[str, bytes]:
+MAX_COPY_BYTES = 512 * 1024 * 1024
+MAX_COPY_FILES = 20000
+
+
+def copy_manuscript_dir(src: Path, dst: Path, job: str, *, max_bytes: int = MAX_COPY_BYTES) -> dict[str, bytes]:
     """Copy a manuscript directory; return {relpath: sha256 of its bytes} for each copied file.
 
-    Left out: dot-files and dot-directories (VCS data, caches; TeX under
-    `openin_any=p` cannot open them anyway), the job's stale build outputs, and
-    symlinks that leave the directory: a pull request must not smuggle
-    `/etc/passwd` in as `notes.tex`.
+    Only regular files and directories whose real path stays inside `src` are
+    copied. Left out: dot-files and dot-directories (VCS data such as
+    `.git/config`, caches) and links to them, the job's stale build outputs,
+    symlinks that leave the directory (a pull request must not smuggle
+    `/etc/passwd` in as `notes.tex`), and files with more than one hard link (one
+    of the names may live outside). Raise InputTooLarge past `max_bytes` or
+    `MAX_COPY_FILES` files.
     """
     copied: dict[str, bytes] = {}
-    src_real = src.resolve()
+    src_real = os.path.realpath(src)
+    inside = Boundary(Path(src_real))
     stale = {f"{job}{suffix}" for suffix in _STALE_SUFFIXES} if job else set()
+    total = 0
     for dirpath, dirnames, filenames in os.walk(src):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        # a symlinked directory is listed but not entered by os.walk; keep only real ones inside
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if d not in _SKIP_DIRS and not d.startswith(".") and not os.path.islink(os.path.join(dirpath, d))
+        )  # fmt: skip
         rel_dir = Path(dirpath).relative_to(src)
         for name in sorted(filenames):
             if name.startswith(".") or (rel_dir == Path(".") and name in stale):
                 continue
             source = Path(dirpath) / name
-            real = source.resolve()
-            if not real.is_file() or (source.is_symlink() and not real.is_relative_to(src_real)):
+            real = inside.allowed(source)
+            if real is None:
                 continue
+            try:
+                info = os.stat(real)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+                continue
+            total += info.st_size
+            if total > max_bytes or len(copied) >= MAX_COPY_FILES:
+                raise InputTooLarge(
+                    src,
+                    f"the manuscript's directory holds more than {max_bytes >> 20} MB or {MAX_COPY_FILES} files"
+                    "; the sandbox copy is capped",
+                )
             target = dst / rel_dir / name
             target.parent.mkdir(parents=True, exist_ok=True)
             copied[str(rel_dir / name)] = _copy_hashing(real, target)

@@ -76,7 +76,8 @@ class Settings:
     def evidence_of(self, root: Path) -> EvidenceReport:
         """Return the evidence locks' report on `root`, evaluated once per session and process."""
         if root not in self.evidence:
-            self.evidence[root] = evaluate(load_manuscript(root), self.options.evidence_config())
+            config = self.options.evidence_config()
+            self.evidence[root] = evaluate(load_manuscript(root, boundary=config.boundary(root)), config)
         return self.evidence[root]
 
 
@@ -137,6 +138,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="every warning (a repeated bib entry, a key differing only in case under bibtex) fails its item",
     )
     group.addoption(
+        "--patchwrite-trusted-input",
+        dest="patchwrite_trusted_input",
+        action="store_true",
+        default=False,
+        help="the manuscripts' authors are trusted: run TeX without the OS sandbox and read files outside their tree",
+    )
+    group.addoption(
         "--patchwrite-max-runs",
         dest="patchwrite_max_runs",
         default=None,
@@ -162,6 +170,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("patchwrite_allow", "numbers allowed without a log", type="args", default=[])
     parser.addini("patchwrite_timeout", "seconds before a compile is killed", default="60")
     parser.addini("patchwrite_strict", "every warning fails its item", type="bool", default=False)
+    parser.addini(
+        "patchwrite_trusted_input",
+        "the manuscripts' authors are trusted: no OS sandbox, reads not confined to the manuscript's tree",
+        type="bool",
+        default=False,
+    )
     parser.addini("patchwrite_max_runs", "most engine runs per compile (reruns until the .aux settles)", default="5")
     parser.addini("patchwrite_base", "git revision the `diff` item compares against", default="")
     parser.addini("patchwrite_max_hunk", "fail `diff` hunks longer than this many lines (off when empty)", default="")
@@ -212,6 +226,8 @@ def _settings(config: pytest.Config) -> Settings:
         numbers="decimals" if policy == "strict" else policy,
         strict=policy == "strict",
         allow_numbers=list(config.getini("patchwrite_allow")),
+        trusted=bool(config.option.patchwrite_trusted_input or config.getini("patchwrite_trusted_input")),
+        rootdir=Path(config.rootpath),
     )
     report = Path(config.option.patchwrite_report) if config.option.patchwrite_report else None
     return Settings(

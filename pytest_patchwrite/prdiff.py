@@ -108,7 +108,7 @@ def diff_manuscript(
     evidence: EvidenceReport | None = None,
 ) -> DiffReport:
     """Return what the working tree's manuscript moved against `base` (`evidence`: its locks, if already known)."""
-    manuscript = load_manuscript(root)
+    manuscript = load_manuscript(root, boundary=config.boundary(root))
     if evidence is None:
         evidence = evaluate(manuscript, config)
     lock_failures = [*evidence.citations, *(evidence.numbers or []), *evidence.placeholders]

@@ -289,6 +289,56 @@ def job_directory(kind: str = "sandbox") -> Iterator[Path]:
         remove_tree(path)
 
 
+def _command(
+    tool: str,
+    options: list[str],
+    operands: list[str],
+    tree: Path,
+    cwd: Path,
+    limits: Limits,
+    confined: bool,
+    extra_env: dict[str, str] | None,
+) -> tuple[list[str], dict[str, str], str]:
+    """Return (argv, environment, working directory) that start `tool` on `tree`, confined or not."""
+    cmd = [tool, *options, *(check_argument(arg) for arg in operands)]
+    path = shutil.which(tool)
+    if path is None:
+        raise FileNotFoundError(tool)
+    rel = cwd.resolve().relative_to(tree.resolve())
+    if not confined:
+        env = tex_env(extra_env)
+        env["HOME"] = env["TMPDIR"] = str(tree)
+        for key in ("TEXMFVAR", "TEXMFCONFIG", "TEXMFHOME"):
+            env.pop(key)
+        return [path, *cmd[1:]], env, str(cwd)
+    bwrap = _bwrap()
+    if bwrap is None or not available():
+        raise SandboxError(unavailable_reason() or "bubblewrap is not installed")
+    inner = str(Path(TREE) / rel) if str(rel) != "." else TREE
+    argv = _bwrap_args(bwrap, tree, limits, inner)
+    for key, value in tex_env(extra_env).items():
+        argv += ["--setenv", key, value]
+    return [*argv, "--", *cmd], {"PATH": "/usr/bin:/bin"}, "/"
+
+
+def output_of(
+    tool: str, options: list[str], operands: list[str], tree: Path, *, confined: bool, seconds: float = 30.0
+) -> str | None:
+    """Return the standard output (at most 64 KiB) of a short query such as kpsewhich, or None when it failed."""
+    limits = Limits()
+    argv, env, run_cwd = _command(tool, options, operands, tree, tree, limits, confined, None)
+    try:
+        done = subprocess.run(
+            argv, cwd=run_cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=seconds,
+            start_new_session=True, preexec_fn=lambda: _limit_child(limits),
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout[: 64 * 1024].decode("utf-8", "replace")
+
+
 def run(
     tool: str,
     options: list[str],
@@ -313,30 +363,7 @@ def run(
     `limits.disk_bytes` into `tree`.
     """
     limits = limits or Limits()
-    cwd = cwd or tree
-    cmd = [tool, *options, *(check_argument(arg) for arg in operands)]
-    path = shutil.which(tool)
-    if path is None:
-        raise FileNotFoundError(tool)
-    rel = cwd.resolve().relative_to(tree.resolve())
-    if confined:
-        bwrap = _bwrap()
-        if bwrap is None or not available():
-            raise SandboxError(unavailable_reason() or "bubblewrap is not installed")
-        inner = str(Path(TREE) / rel) if str(rel) != "." else TREE
-        argv = [*_bwrap_args(bwrap, tree, limits, inner)]
-        for key, value in tex_env(extra_env).items():
-            argv += ["--setenv", key, value]
-        argv += ["--", *cmd]
-        env: dict[str, str] = {"PATH": "/usr/bin:/bin"}
-        run_cwd = "/"
-    else:
-        argv = [path, *cmd[1:]]
-        env = tex_env(extra_env)
-        env["HOME"] = env["TMPDIR"] = str(tree)
-        for key in ("TEXMFVAR", "TEXMFCONFIG", "TEXMFHOME"):
-            env.pop(key)
-        run_cwd = str(cwd)
+    argv, env, run_cwd = _command(tool, options, operands, tree, cwd or tree, limits, confined, extra_env)
     install_signal_handlers()
     info_read, info_write = os.pipe() if confined else (-1, -1)
     if confined:

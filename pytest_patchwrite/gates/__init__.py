@@ -14,13 +14,14 @@ def default_gates(
     evidence_gate: bool = True,
     engine: str | None = None,
     timeout: float | None = None,
+    trusted: bool = False,
 ) -> list[Gate]:
     """Return the enabled gates for the manuscript at `path`, compile first."""
     from ..check import CheckOptions
     from ..manuscript import find_root
     from .evidence import EvidenceGate
 
-    options = CheckOptions(engine=engine, timeout=timeout or 60.0)
+    options = CheckOptions(engine=engine, timeout=timeout or 60.0, trusted=trusted)
     root = find_root(path)
     gates: list[Gate] = []
     if compile_gate:

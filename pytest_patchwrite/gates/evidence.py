@@ -14,6 +14,7 @@ from ..latex import Scan, scan
 from ..manuscript import Manuscript, bib_backend, load_manuscript, magic_comments
 from ..model import WARNING, GateResult, PatchContext, Violation
 from ..numeric import parse_number
+from ..paths import Boundary, OutsideTree
 from ..placeholders import find as find_placeholders
 from ..placeholders import seen_in
 
@@ -31,6 +32,12 @@ class EvidenceConfig:
     bibs: list[Path] = field(default_factory=list)
     logs: list[str | Path] = field(default_factory=list)
     allow_numbers: list[str] = field(default_factory=list)
+    trusted: bool = False  # read any file the manuscript names (a trusted author)
+    rootdir: Path | None = None  # bounds shared bibliographies and logs when no git work tree does
+
+    def boundary(self, root: Path | str) -> Boundary:
+        """Return where the manuscript rooted at `root` may read files from under this configuration."""
+        return Boundary.for_root(Path(root).resolve(), self.rootdir, self.trusted)
 
     def for_manuscript(self, manuscript: Manuscript) -> EvidenceConfig:
         """Return this config with the root's `% !patchwrite key = value` comments applied."""
@@ -72,6 +79,15 @@ class EvidenceReport:
         return [v for v, seen in zip(self.placeholders, seen_in(self.probes, pdf_text), strict=True) if seen]
 
 
+def _declared_at(manuscript: Manuscript, key: str) -> tuple[str, int]:
+    """Return (file, line) of the root's `% !patchwrite key = ...` comment (line 0: declared by configuration)."""
+    pattern = re.compile(rf"^\s*%\s*!\s*patchwrite\s+{key}\s*=")
+    for number, line in enumerate(manuscript.texts[manuscript.root].splitlines()[:200], start=1):
+        if pattern.match(line):
+            return str(manuscript.root), number
+    return str(manuscript.root), 0
+
+
 def _name_list(paths: list[Path]) -> str:
     return ", ".join(p.name for p in paths) or "none"
 
@@ -81,15 +97,25 @@ def _bibliography(
 ) -> tuple[Bibliography, list[Violation]]:
     problems: list[Violation] = []
     paths: list[Path] = []
+    boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
     for s in scans:
         for name, line in s.bibliographies:
-            found = resolve_bib(name, manuscript.directory)
+            try:
+                found = resolve_bib(name, manuscript.directory, boundary)
+            except OutsideTree as exc:
+                problems.append(Violation("outside_tree", s.file, line, name, exc.why))
+                continue
             if found is None:
                 message = "is declared but not found beside the manuscript nor by kpsewhich"
                 problems.append(Violation("missing_bib", s.file, line, name, message))
             elif found not in paths:
                 paths.append(found)
-    paths.extend(p for p in config.bibs if p not in paths)
+    for declared in config.bibs:
+        if boundary.allowed(declared, shared=True) is None:
+            where, line = _declared_at(manuscript, "bib")
+            problems.append(Violation("outside_tree", where, line, str(declared), OutsideTree("").why))
+        elif declared not in paths:
+            paths.append(declared)
     bibliography = load_bibliography(paths)
     problems.extend(Violation("bib_error", file, line, "", message) for file, line, message in bibliography.problems)
     for file, line, key in bibliography.duplicates:
@@ -106,7 +132,9 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig) -> EvidenceReport:
     config = config.for_manuscript(manuscript)
     scans = [scan(manuscript.texts[path], str(path)) for path in manuscript.files]
 
-    citations: list[Violation] = []
+    citations = [
+        Violation("outside_tree", str(f), line, name, OutsideTree(name).why) for f, line, name in manuscript.outside
+    ]
     bibliography, problems = _bibliography(manuscript, scans, config)
     backend = bib_backend(manuscript.texts[manuscript.root])
     if config.cites:
@@ -134,9 +162,14 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig) -> EvidenceReport:
     numbers: list[Violation] | None = None
     log: EvidenceLog | None = None
     if config.logs:
-        log = load_logs(list(config.logs), manuscript.directory)
-        if config.numbers != "off":
-            numbers = _number_violations(scans, log, config)
+        try:
+            log = load_logs(list(config.logs), manuscript.directory, manuscript.boundary)
+        except OutsideTree as exc:
+            where, line = _declared_at(manuscript, "log")
+            numbers = [Violation("outside_tree", where, line, exc.name, exc.why)]
+        else:
+            if config.numbers != "off":
+                numbers = _number_violations(scans, log, config)
 
     placeholders: list[Violation] = []
     probes: list[str | None] = []
@@ -188,8 +221,10 @@ class EvidenceGate:
         started = time.perf_counter()
         root = self.root or context.path
         overrides = {Path(context.path).resolve(): text, **context.files}
-        candidate = evaluate(load_manuscript(root, overrides), self.config)
-        head = evaluate(load_manuscript(root, {Path(context.path).resolve(): context.head}), self.config)
+        boundary = self.config.boundary(root)
+        candidate = evaluate(load_manuscript(root, overrides, boundary=boundary), self.config)
+        head_files = {Path(context.path).resolve(): context.head}
+        head = evaluate(load_manuscript(root, head_files, boundary=boundary), self.config)
         in_head = {(v.kind, v.token) for v in _all(head)}
         new = [v for v in _all(candidate) if (v.kind, v.token) not in in_head]
         return GateResult.of(new, "evidence", time.perf_counter() - started)
