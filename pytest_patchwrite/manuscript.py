@@ -273,7 +273,7 @@ def copy_manuscript_dir(src: Path, dst: Path, job: str, *, max_bytes: int = MAX_
                 info = os.stat(real)
             except OSError:
                 continue
-            if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+            if not stat.S_ISREG(info.st_mode):  # hard links: refused by `allowed`
                 continue
             total += info.st_size
             if total > max_bytes or len(copied) >= MAX_COPY_FILES:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,15 @@ def _inside(real: str, base: str) -> str | None:
 
 def _has_dot_part(relative: str) -> bool:
     return any(part.startswith(".") and part not in (".",) for part in relative.split(os.sep))
+
+
+def _hard_linked(real: str) -> bool:
+    """Return whether `real` is a file with another name somewhere (which may lie outside the tree)."""
+    try:
+        info = os.stat(real)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink > 1
 
 
 def repository_top(directory: Path, rootdir: Path | None = None) -> Path | None:
@@ -80,7 +90,7 @@ class Boundary:
             bases.append(self.shared)
         for base in bases:
             relative = _inside(real, str(base))
-            if relative is not None and not _has_dot_part(relative):
+            if relative is not None and not _has_dot_part(relative) and not _hard_linked(real):
                 return Path(real)
         if tex_tree and any(_inside(real, t) is not None for t in _TEX_TREES):
             return Path(real)

@@ -51,6 +51,29 @@ class Limits:
     cpu_seconds: int = 600
     open_files: int = 1024
 
+    @classmethod
+    def from_env(cls) -> Limits:
+        """Return the limits with `PATCHWRITE_SANDBOX_<NAME>` overrides (`_MB` for sizes) from the environment."""
+        values: dict[str, int] = {}
+        for name, unit, suffix in (
+            ("memory_bytes", MiB, "MEMORY_MB"),
+            ("file_bytes", MiB, "FILE_MB"),
+            ("disk_bytes", MiB, "DISK_MB"),
+            ("tmp_bytes", MiB, "TMP_MB"),
+            ("processes", 1, "PROCESSES"),
+            ("cpu_seconds", 1, "CPU_SECONDS"),
+        ):
+            raw = os.environ.get(f"PATCHWRITE_SANDBOX_{suffix}", "").strip()
+            if raw:
+                try:
+                    number = float(raw)
+                except ValueError:
+                    number = -1.0
+                if not 0 < number < 1 << 40:
+                    raise ValueError(f"PATCHWRITE_SANDBOX_{suffix}={raw!r} is not a positive number")
+                values[name] = int(number * unit)
+        return cls(**values)
+
 
 @dataclass(frozen=True)
 class Outcome:

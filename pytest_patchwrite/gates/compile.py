@@ -118,7 +118,7 @@ class CompileGate:
         self.extract_text = extract_text
         # trusted: the manuscript's author is trusted, so engines run without the OS sandbox and nothing is refused
         self.trusted = trusted
-        self.limits = limits or sandbox.Limits()
+        self.limits = limits or sandbox.Limits.from_env()
         self.compiles = 0
         self.cache_hits = 0
 
@@ -249,8 +249,9 @@ class CompileGate:
     # -- the verdict cache ---------------------------------------------------------------
     def _cache_key(self, engine: str, copied: dict[str, bytes], overrides: dict[Path, str], root: Path) -> str:
         digest = hashlib.sha256()
+        confined = not self.trusted and sandbox.available()
         options = [CACHE_VERSION, engine, root.name, str(self.max_runs), str(self.resolve), str(self.timeout),
-                   str(self.extract_text)]  # fmt: skip
+                   str(self.extract_text), str(self.trusted), str(confined)]  # fmt: skip
         digest.update(json.dumps(options).encode())
         files = dict(copied)  # the copy already hashed every file; replaced ones hash their new text
         for path, text in overrides.items():

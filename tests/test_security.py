@@ -1,0 +1,484 @@
+"""Attacks by a manuscript from a stranger: each row is one way out, tried against the real engines and sandbox.
+
+Every row builds a small repository (a `.git/config` holding a token) beside a secret directory
+outside it, runs `patchwrite check --json` on the attacking manuscript with a canary in the
+environment, and asserts that no canary reaches stdout, stderr, the verdict cache or any file,
+and that nothing outside the manuscript's directory changed. A new vector is one row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from conftest import require_tool
+
+from pytest_patchwrite import sandbox
+from pytest_patchwrite.tempfiles import temp_root
+
+CANARY = "CANARYc4f2e91b"  # in the secret files, .git/config and the environment
+CANARY_NUMBER = "31337.4242"  # a number, so an evidence gate that read a secret would echo it
+SECRET_TEX = f"{CANARY} {CANARY_NUMBER} \\cite{{{CANARY}key}}\n"
+
+
+def doc(body: str, preamble: str = "", magic: str = "") -> str:
+    """Return a root manuscript around `body`, as a template (`{{`/`}}` are braces, `{secret}` etc. fields)."""
+    return magic + "\\documentclass{{article}}\n" + preamble + "\\begin{{document}}\n" + body + "\n\\end{{document}}\n"
+
+
+def plain(template: str) -> str:
+    """Return a template with no fields as the TeX it stands for."""
+    return template.format()
+
+
+def read_back(path: str) -> str:
+    """Return TeX that reads the first line of `path` and prints it in the log and the PDF."""
+    return (
+        f"\\newread\\rd\\openin\\rd={path} \\ifeof\\rd\\else\\read\\rd to\\xx "
+        "\\typeout{{LEAK:\\meaning\\xx}}\\errmessage{{LEAK:\\meaning\\xx}}\\xx\\fi"
+    )
+
+
+@dataclass
+class Attack:
+    """One vector: the files of `paper/` (formatted with {secret}, {home}, {outside}) and how it is run."""
+
+    id: str
+    files: dict[str, str]
+    engine: str = "pdflatex"
+    tools: tuple[str, ...] = ()
+    setup: Callable[[Path], None] | None = None  # extra links etc., given the test's base directory
+    expect_exit: tuple[int, ...] = (0, 1)
+    expect_kinds: tuple[str, ...] = ()  # violation kinds that must be reported (located, not echoed)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _link(name: str, target: str) -> Callable[[Path], None]:
+    def make(base: Path) -> None:
+        os.symlink(target.format(secret=base / "secret", repo=base / "repo"), base / "repo" / "paper" / name)
+
+    return make
+
+
+def _hardlink(base: Path) -> None:
+    os.link(base / "secret" / "canary.tex", base / "repo" / "paper" / "hl.tex")
+
+
+def _deep_chain(base: Path) -> None:
+    paper = base / "repo" / "paper"
+    for i in range(1100):
+        (paper / f"c{i}.tex").write_text(f"\\input{{c{i + 1}}}\n" if i < 1099 else "End.\n")
+
+
+def _escape_dir(base: Path) -> None:
+    os.symlink("/", base / "repo" / "paper" / "root")
+
+
+LUATEX = "% !TEX program = lualatex\n"
+LUA = "\\directlua{{{{{code}}}}}"  # braces doubled once more: the row is a template
+ATTACKS = [
+    Attack("kpathsea-dollar-brace", {"main.tex": doc(read_back("${{X}}{secret}/canary.tex"))}),
+    Attack("kpathsea-git-config", {"main.tex": doc(read_back("${{X}}../.git/config"))}),
+    Attack("kpathsea-tilde", {"main.tex": doc(read_back("~/canary.tex"))}),
+    Attack("kpathsea-home", {"main.tex": doc(read_back("$HOME/canary.tex"))}),
+    Attack("proc-environ", {"main.tex": doc(read_back("${{X}}/proc/self/environ"))}),
+    Attack("proc-parent-environ", {"main.tex": doc(read_back("${{X}}/proc/1/environ"))}),
+    Attack(
+        "xelatex-kpathsea",
+        {"main.tex": doc(read_back("${{X}}{secret}/canary.tex"), magic="% !TEX program = xelatex\n")},
+        engine="xelatex",
+    ),
+    Attack(
+        "luatex-io-read",
+        {
+            "main.tex": doc(
+                LUA.format(code='local f=io.open("{secret}/canary.tex") if f then error("LEAK:"..f:read("*l")) end'),
+                magic=LUATEX,
+            )
+        },
+        engine="lualatex",
+    ),
+    Attack(
+        "luatex-io-write",
+        {
+            "main.tex": doc(
+                LUA.format(code='local f=io.open("{outside}/pwned.sh","w") if f then f:write("x") end'), magic=LUATEX
+            )
+        },
+        engine="lualatex",
+    ),
+    Attack(
+        "luatex-getenv",
+        {"main.tex": doc(LUA.format(code='error("LEAK:"..(os.getenv("PATCHWRITE_CANARY") or "none"))'), magic=LUATEX)},
+        engine="lualatex",
+    ),
+    Attack(
+        "luatex-os-lfs",
+        {
+            "main.tex": doc(
+                LUA.format(code='os.rename("{secret}/canary.tex","{outside}/moved") lfs.mkdir("{outside}/d")'),
+                magic=LUATEX,
+            )
+        },
+        engine="lualatex",
+    ),
+    Attack(
+        "luatex-big-write",
+        {
+            "main.tex": doc(
+                LUA.format(
+                    code='local f=io.open("big","w") local s=string.rep("x",1048576) '
+                    "for i=1,4096 do f:write(s) end f:close()"
+                ),
+                magic=LUATEX,
+            )
+        },
+        engine="lualatex",
+        env={"PATCHWRITE_SANDBOX_FILE_MB": "64"},
+    ),
+    Attack(
+        "pdftex-pdfobj-file",
+        {
+            "main.tex": doc(
+                "\\pdfcompresslevel=0\\immediate\\pdfobj stream file {{{secret}/canary.tex}}"
+                "\\pdfcatalog{{/X \\the\\pdflastobj\\space 0 R}}x"
+            )
+        },  # fmt: skip
+    ),
+    Attack("pdftex-pdfmapfile", {"main.tex": doc("\\pdfmapfile{{{secret}/canary.tex}}x")}),
+    Attack(
+        "xetex-pdffile",
+        {"main.tex": doc('\\XeTeXpdffile "{secret}/canary.pdf" x', magic="% !TEX program = xelatex\n")},
+        engine="xelatex",
+    ),
+    Attack(
+        "xetex-picfile",
+        {"main.tex": doc('\\XeTeXpicfile "{secret}/canary.png" x', magic="% !TEX program = xelatex\n")},
+        engine="xelatex",
+    ),
+    Attack(
+        "xetex-special-fstream",
+        {
+            "main.tex": doc(
+                "\\special{{dvipdfmx:config z 0}}\\special{{pdf:fstream @s ({secret}/canary.tex)}}"
+                "\\special{{pdf:put @catalog << /X @s >>}}x",
+                magic="% !TEX program = xelatex\n",
+            )
+        },  # fmt: skip
+        engine="xelatex",
+    ),
+    Attack(
+        "xetex-special-image",
+        {"main.tex": doc("\\special{{pdf:image ({secret}/canary.pdf)}}x", magic="% !TEX program = xelatex\n")},
+        engine="xelatex",
+    ),
+    Attack(
+        "biber-absolute",
+        {
+            "main.tex": doc(
+                "\\cite{{secretkey}}\\printbibliography",
+                preamble="\\usepackage{{biblatex}}\\addbibresource{{{secret}/canary.bib}}\n",
+            )
+        },  # fmt: skip
+        tools=("biber",),
+        expect_kinds=("outside_tree",),
+    ),
+    Attack(
+        "biber-remote",
+        {
+            "main.tex": doc(
+                "\\nocite{{*}}\\printbibliography",
+                preamble="\\usepackage{{biblatex}}\\addbibresource[location=remote]"
+                "{{http://127.0.0.1:{port}/leak.bib}}\n",
+            )
+        },  # fmt: skip
+        tools=("biber",),
+    ),
+    Attack(
+        "biber-conf-output",
+        {
+            "main.tex": doc(
+                "\\nocite{{*}}\\printbibliography", preamble="\\usepackage{{biblatex}}\\addbibresource{{refs.bib}}\n"
+            ),  # fmt: skip
+            "refs.bib": "@misc{{k1, title={{T}}}}\n",
+            "biber.conf": "<config><output_file>{outside}/pwned.bbl</output_file></config>\n",
+        },
+        tools=("biber",),
+    ),
+    Attack(
+        "bibtex-selfautoparent",
+        {"main.tex": doc("\\nocite{{*}}\\bibliographystyle{{plain}}\\bibliography{{$SELFAUTOPARENT{secret}/canary}}")},
+        tools=("bibtex",),
+        expect_kinds=("outside_tree",),
+    ),
+    Attack(
+        "jobname-injection",
+        {"x$(cd ..;touch pwned).tex": doc("Hello.", magic="% !TEX program = xelatex\n")},
+        engine="xelatex",
+    ),
+    Attack(
+        "symlink-dotfile",
+        {"main.tex": doc("\\input{{notes}}")},
+        setup=_link("notes.tex", "{repo}/.git/config"),
+        expect_kinds=("outside_tree",),
+    ),  # fmt: skip
+    Attack(
+        "symlink-outside",
+        {"main.tex": doc("\\input{{data}}")},
+        setup=_link("data.tex", "{secret}/canary.tex"),
+        expect_kinds=("outside_tree",),
+    ),  # fmt: skip
+    Attack("hard-link", {"main.tex": doc("\\input{{hl}}")}, setup=_hardlink, expect_kinds=("outside_tree",)),
+    Attack("input-absolute", {"main.tex": doc("\\input{{{secret}/canary}}")}, expect_kinds=("outside_tree",)),
+    Attack("input-parent-git", {"main.tex": doc("\\input{{../.git/config}}")}, expect_kinds=("outside_tree",)),
+    Attack("input-proc", {"main.tex": doc("\\input{{/proc/self/environ}}")}, expect_kinds=("outside_tree",)),
+    Attack(
+        "log-outside",
+        {"main.tex": doc("Accuracy 1.5.", magic="% !patchwrite log = {secret}/canary.json\n")},
+        expect_kinds=("outside_tree",),
+    ),
+    Attack(
+        "log-symlink-yaml",
+        {"main.tex": doc("Accuracy 1.5.", magic="% !patchwrite log = a.yaml\n")},
+        setup=_link("a.yaml", "{secret}/canary.yaml"),
+        expect_kinds=("outside_tree",),
+    ),
+    Attack(
+        "log-glob-root",
+        {"main.tex": doc("Accuracy 1.5.", magic="% !patchwrite log = /**/*.canary\n")},
+        expect_kinds=("outside_tree",),
+    ),
+    Attack(
+        "log-glob-escape-link",
+        {"main.tex": doc("Accuracy 1.5.", magic="% !patchwrite log = root/**/canary.json\n")},
+        setup=_escape_dir,
+        expect_kinds=("outside_tree",),
+    ),
+    Attack(
+        "kpsewhich-option",
+        {"main.tex": doc("\\cite{{a}}\\bibliographystyle{{plain}}\\bibliography{{-expand-var=$PATCHWRITE_CANARY}}")},
+        expect_kinds=("outside_tree",),
+    ),
+    Attack("deep-input-chain", {"main.tex": doc("\\input{{c0}}")}, setup=_deep_chain),
+    Attack("huge-file", {"main.tex": doc("x")}, setup=lambda base: _huge(base), expect_exit=(2,)),
+]
+
+
+def _huge(base: Path) -> None:
+    with open(base / "repo" / "paper" / "main.tex", "a") as handle:
+        line = "% " + "1.234 " * 1000 + "\n"
+        for _ in range(70 * 1024 * 1024 // len(line)):
+            handle.write(line)
+
+
+class _Counter(http.server.BaseHTTPRequestHandler):
+    hits: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 - the http.server name
+        _Counter.hits.append(self.path)
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"@misc{remote1, title={R}}\n")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def server():
+    """Yield the port of a local HTTP server that records every request (biber's remote fetch)."""
+    _Counter.hits = []
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), _Counter)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd.server_address[1]
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _snapshot(top: Path, skip: set[Path]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for current, dirs, files in os.walk(top):
+        if Path(current) in skip:
+            dirs[:] = []
+            continue
+        for name in dirs + files:
+            path = Path(current) / name
+            if path.is_symlink():
+                out[str(path)] = "->" + os.readlink(path)
+            elif path.is_file():
+                out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+            else:
+                out[str(path)] = "dir"
+    return out
+
+
+def _canary_files(top: Path) -> list[str]:
+    found = []
+    for current, _dirs, files in os.walk(top):
+        for name in files:
+            path = Path(current) / name
+            if path.is_symlink() or not path.is_file() or path.stat().st_size > 64 << 20:
+                continue
+            data = path.read_bytes()
+            if CANARY.encode() in data or CANARY_NUMBER.encode() in data:
+                found.append(str(path))
+    return found
+
+
+def _world(base: Path, attack: Attack, port: int) -> tuple[Path, dict[str, str]]:
+    secret, repo, outside, home = base / "secret", base / "repo", base / "outside", base / "home"
+    for d in (secret, repo / ".git", repo / "paper", outside, home):
+        d.mkdir(parents=True)
+    (repo / ".git" / "config").write_text(f"[http]\n\textraheader = AUTHORIZATION: basic {CANARY}\n")
+    for name in ("canary.tex", "canary.canary"):
+        (secret / name).write_text(SECRET_TEX)
+    (secret / "canary.json").write_text(f'{{"acc": {CANARY_NUMBER}, "{CANARY}": 1.5}}\n')
+    (secret / "canary.yaml").write_text(f"acc: [{CANARY_NUMBER}\n{CANARY}: : :\n")
+    (secret / "canary.bib").write_text(f"@misc{{secretkey, title={{{CANARY} {CANARY_NUMBER}}}}}\n")
+    (secret / "canary.pdf").write_text(f"%PDF-1.4 {CANARY}\n")
+    (secret / "canary.png").write_text(f"{CANARY}\n")
+    (home / "canary.tex").write_text(SECRET_TEX)
+    values = {"secret": str(secret), "outside": str(outside), "home": str(home), "port": str(port), "canary": CANARY}
+    root = None
+    for name, text in attack.files.items():
+        path = repo / "paper" / name
+        path.write_text(text.format(**values))
+        root = root or path
+    if attack.setup:
+        attack.setup(base)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PATCHWRITE_NO_SANDBOX")}
+    env.update(HOME=str(home), PATCHWRITE_CANARY=CANARY, GITHUB_TOKEN=CANARY, X="", **attack.env)
+    assert root is not None
+    return root, env
+
+
+def _require(attack: Attack) -> None:
+    require_tool("bwrap", "bubblewrap")
+    require_tool(attack.engine)
+    for tool in attack.tools:
+        require_tool(tool)
+    if not sandbox.available():
+        message = f"bubblewrap cannot make a sandbox here: {sandbox.unavailable_reason()}"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def _run_check(root: Path, env: dict[str, str], cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(env, XDG_CACHE_HOME=str(cache))
+    code = "import sys; from pytest_patchwrite.cli import main; sys.exit(main())"
+    # PATCHWRITE_SECURITY_SELFTEST=1 runs every row trusted (unconfined), to see which rows catch a leak
+    trusted = ["--trusted-input"] if os.environ.get("PATCHWRITE_SECURITY_SELFTEST") else []
+    cmd = [sys.executable, "-c", code, "check", "--json", "--timeout", "60", *trusted, *args, root.name]
+    return subprocess.run(cmd, cwd=root.parent, env=env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=lambda a: a.id)
+def test_attack_is_confined(attack: Attack, tmp_path: Path, server: int) -> None:
+    _require(attack)
+    base = tmp_path / "w"
+    root, env = _world(base, attack, server)
+    cache = tmp_path / "cache"
+    paper = root.parent
+    before = _snapshot(base, set())
+    done = _run_check(root, env, cache)
+    assert done.returncode in attack.expect_exit, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    for stream in (done.stdout, done.stderr):
+        assert CANARY not in stream and CANARY_NUMBER not in stream
+    for kind in attack.expect_kinds:
+        assert f'"kind": "{kind}"' in done.stdout, done.stdout[-2000:]
+    assert _snapshot(base, set()) == before, "a file outside the sandbox changed"
+    assert _canary_files(cache) == []
+    assert not list(paper.glob("pwned*")) and not (base / "outside" / "pwned.sh").exists()
+    assert not list(temp_root().parent.glob("pwned*")) and not list(temp_root().glob("pwned*"))
+    assert _Counter.hits == [], "biber reached the network"
+
+
+@pytest.mark.parametrize("engine", ["pdflatex", "xelatex"])
+def test_embedding_primitives_leave_no_secret_in_the_pdf(engine: str, tmp_path: Path) -> None:
+    """The PDF the sandbox writes (twice, as a rerun would read it back) holds no outside file."""
+    require_tool(engine)
+    require_tool("bwrap", "bubblewrap")
+    (tmp_path / "canary.tex").write_text(SECRET_TEX)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    row = {a.id: a for a in ATTACKS}["pdftex-pdfobj-file" if engine == "pdflatex" else "xetex-special-fstream"]
+    values = {"secret": tmp_path, "outside": tmp_path, "home": tmp_path, "port": 0, "canary": CANARY}
+    (tree / "main.tex").write_text(row.files["main.tex"].format(**values))
+    for _ in range(2):
+        sandbox.run(engine, ["-interaction=nonstopmode"], ["main.tex"], tree, deadline=time.monotonic() + 60)
+    pdf = tree / "main.pdf"
+    # inside the sandbox the file does not exist: the engine stops, or writes a PDF without it
+    assert CANARY not in (tree / "main.log").read_text(errors="replace")
+    assert not pdf.exists() or CANARY.encode() not in pdf.read_bytes()
+
+
+def test_canary_is_visible_without_the_sandbox(tmp_path: Path) -> None:
+    """The attack rows can fail: unconfined (trusted), the same LuaTeX read does reach the secret."""
+    require_tool("lualatex")
+    secret = tmp_path / "secret.tex"
+    secret.write_text(SECRET_TEX)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    code = f'local f=io.open("{secret}") if f then texio.write_nl("LEAK:"..f:read("*l")) end'
+    (tree / "main.tex").write_text(plain(doc(LUA.format(code=code))))
+    args = (["-interaction=nonstopmode"], ["main.tex"], tree)
+    sandbox.run("lualatex", *args, deadline=time.monotonic() + 60, confined=False)
+    assert CANARY in (tree / "main.log").read_text()
+    require_tool("bwrap", "bubblewrap")
+    sandbox.run("lualatex", *args, deadline=time.monotonic() + 60, confined=True)
+    assert CANARY not in (tree / "main.log").read_text()
+
+
+def test_without_a_sandbox_lualatex_and_file_primitives_are_refused(tmp_path: Path) -> None:
+    require_tool("lualatex")
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    (paper / "main.tex").write_text(plain(doc("\\directlua{{tex.print(1)}}")))
+    (paper / "other.tex").write_text(plain(doc("\\pdfmapfile{{/etc/x}}x")))
+    env = dict(os.environ, PATCHWRITE_NO_SANDBOX="1")
+    done = _run_check(paper / "main.tex", env, tmp_path / "cache", "other.tex")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("no OS sandbox") == 1  # said once, clearly
+    assert done.stdout.count('"kind": "unconfined"') == 2
+    trusted = _run_check(paper / "other.tex", env, tmp_path / "cache", "--trusted-input")
+    assert '"kind": "unconfined"' not in trusted.stdout and "no OS sandbox" not in trusted.stderr
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
+def test_signal_kills_the_engine_and_removes_the_sandbox(signum: int, tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    marker = f"loopmarker{signum}"
+    (paper / f"{marker}.tex").write_text(plain(doc("\\def\\l{{\\l}}\\l")))
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), TMPDIR=str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    code = "import sys; from pytest_patchwrite.cli import main; sys.exit(main())"
+    proc = subprocess.Popen([sys.executable, "-c", code, "check", "--timeout", "120", f"{marker}.tex"], cwd=paper,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    sandboxes = tmp_path / "tmp" / f"patchwrite-{os.getuid()}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(sandboxes.glob("sandbox-*/*.log")):
+        time.sleep(0.1)
+    assert list(sandboxes.glob("sandbox-*")), "the compile never started"
+    time.sleep(0.5)
+    proc.send_signal(signum)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode in (-signum, 128 + signum, 130, 2), err
+    assert "Traceback" not in err
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
+    assert left == []
+    assert list(sandboxes.glob("sandbox-*")) == []
