@@ -11,6 +11,7 @@ import pytest
 from pytest_patchwrite.errors import InputError, InputTooLarge, NotRegularFile
 from pytest_patchwrite.explog import EvidenceLog, load_log_file, load_logs
 from pytest_patchwrite.inputs import read_bytes, read_text
+from pytest_patchwrite.paths import Boundary
 from pytest_patchwrite.transaction import try_patch
 
 
@@ -25,7 +26,8 @@ def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
 
 def test_a_device_as_a_log_is_refused(tmp_path: Path) -> None:
     with pytest.raises(NotRegularFile, match="/dev/zero: is a character device"):
-        load_logs(["/dev/zero"], tmp_path)
+        # trusted: reads may leave the tree, but a device is still never read (untrusted, it is outside_tree)
+        load_logs(["/dev/zero"], tmp_path, Boundary(tmp_path, trusted=True))
 
 
 def test_a_directory_is_refused(tmp_path: Path) -> None:
