@@ -64,6 +64,7 @@ def compile_result(report: CompileReport) -> GateResult:
         "runs": report.runs,
         "seconds": round(report.seconds, 3),
         "cached": report.cached,
+        "start": report.start,
     }
     return GateResult(report.ok, list(report.violations), "compile", report.seconds, details)
 

@@ -10,6 +10,7 @@ process that made it; a later run removes the names whose process is gone.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -158,3 +159,21 @@ def owned_temp_dir(kind: str) -> tempfile.TemporaryDirectory[str]:
 def make_owned_temp_dir(kind: str) -> Path:
     """Return a new directory `<kind>-<pid>-*` in the temp root; the caller removes it (or a later sweep does)."""
     return Path(tempfile.mkdtemp(prefix=f"{kind}-{os.getpid()}-", dir=temp_root()))
+
+
+def write_json(path: Path, data: object) -> bool:
+    """Write `data` as JSON to `path` through a temp file that names this process; return False when it cannot."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_file_prefix(path), suffix=TEMP_SUFFIX)
+        try:
+            with os.fdopen(fd, "w") as handle:
+                json.dump(data, handle)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+    except OSError:
+        return False
+    return True

@@ -30,7 +30,9 @@ class LogMessage:
 # A source path in `file:line: message` form: relative or absolute, a TeX-ish extension,
 # no `//` (so `http://host:8080: ...` is not taken for a file).
 _FILE_LINE = re.compile(
-    r"^(?P<file>(?:\./|/)?(?:[^\s:/]+/)*[^\s:/]+\.(?:tex|ltx|sty|cls|bbl|aux|def|cfg|clo|dtx|ins))"
+    r"^(?P<file>(?:\./|/)?(?:[^\s:/]+/)*[^\s:/]+\."
+    # sources, and the auxiliary files a later run reads back (an error can sit in a .toc line)
+    r"(?:tex|ltx|sty|cls|def|cfg|clo|dtx|ins|bbl|aux|toc|lof|lot|loa|out|nav|snm|thm|brf|ind))"
     r":(?P<line>\d+): (?P<msg>.*)$"
 )
 _CONTEXT_LINE = re.compile(r"^l\.(?P<line>\d+) ?(?P<text>.*)$")

@@ -259,3 +259,18 @@ def test_sandbox_environment() -> None:
         del os.environ["TEXMFOUTPUT"]
     assert (env["openin_any"], env["openout_any"], env["shell_escape"]) == ("p", "p", "f")
     assert "TEXMFOUTPUT" not in env and env["max_print_line"] == "10000"
+
+
+def test_an_error_read_back_from_the_toc_fails(tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    root = tmp_path / "main.tex"
+    # the first run writes \foo into the .toc and passes; the second reads it back: `./patchwrite.toc:1: ...`
+    root.write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\tableofcontents\n"
+        "\\addtocontents{toc}{\\protect\\foo}\n\\section{One}\nText.\n\\end{document}\n"
+    )
+    report = CompileGate(root, use_cache=False).compile(root)
+    assert not report.ok
+    assert [(v.kind, Path(v.file).suffix, v.token) for v in report.violations] == [
+        ("undefined_control_sequence", ".toc", "\\foo")
+    ]

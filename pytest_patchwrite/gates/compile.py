@@ -7,7 +7,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -17,8 +16,10 @@ from ..engines import needed_engine
 from ..manuscript import ENGINES, copy_manuscript_dir, infer_engine
 from ..model import GateResult, PatchContext, Violation
 from ..pdftext import pdf_text
+from ..tempfiles import write_json
 from ..texlog import ERROR, FATAL, LogMessage, needs_rerun, parse_blg, parse_tex_log
 from ..transaction import read_text
+from . import warm
 
 CACHE_VERSION = "4"
 # every root runs under this job name: a file name from a pull request never reaches a command line or a shell
@@ -58,6 +59,7 @@ class CompileReport:
     unsettled: bool = False
     cached: bool = False
     pdf_text: str | None = None  # the PDF's text, when asked for (`extract_text`) and the compile passed
+    start: str = "cold"  # cold, or how a warm start went (see gates.warm.Start)
     messages: list[LogMessage] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
 
@@ -103,6 +105,7 @@ class CompileGate:
         trusted: bool = False,
         limits: sandbox.Limits | None = None,
         extract_text: bool = False,
+        warm_starts: bool = True,
     ) -> None:
         for name in (engine, default_engine):
             if name is not None and name not in ENGINES:
@@ -119,6 +122,8 @@ class CompileGate:
         # trusted: the manuscript's author is trusted, so engines run without the OS sandbox and nothing is refused
         self.trusted = trusted
         self.limits = limits or sandbox.Limits.from_env()
+        # warm_starts: begin from the settled auxiliary files of an earlier compile of the manuscript (gates.warm)
+        self.warm_starts = warm_starts and resolve
         self.compiles = 0
         self.cache_hits = 0
 
@@ -135,8 +140,14 @@ class CompileGate:
         needed = needed_engine(root, root_text) if root is not None else infer_engine(root_text)
         return self.engine or needed or self.default_engine
 
-    def compile(self, root: Path | str, overrides: dict[Path, str] | None = None) -> CompileReport:
-        """Return the report of compiling `root` (with some files' texts replaced) in a fresh sandbox."""
+    def compile(
+        self, root: Path | str, overrides: dict[Path, str] | None = None, *, warm_start: bool = True
+    ) -> CompileReport:
+        """Return the report of compiling `root` (with some files' texts replaced) in a fresh sandbox.
+
+        With `warm_start` (and the gate's `warm_starts`) the sandbox starts from a kept state of the manuscript when one
+        exists; the verdict is the cold one (see gates.warm), only the number of runs differs.
+        """
         root = Path(root).resolve()
         overrides = {Path(p).resolve(): t for p, t in (overrides or {}).items()}
         root_text = overrides.get(root) if root in overrides else read_text(root)
@@ -147,13 +158,15 @@ class CompileGate:
         confined = not self.trusted and sandbox.available()
         if not self.trusted and not confined:
             sandbox.warn_unconfined_once()
+        start = warm.Start()
         with sandbox.job_directory() as work:
             copied = copy_manuscript_dir(root.parent, work, JOB)
             for path, text in overrides.items():
                 rel = path.relative_to(root.parent)
                 (work / rel).parent.mkdir(parents=True, exist_ok=True)
                 (work / rel).write_text(text, encoding="utf-8", newline="")
-            key = self._cache_key(engine, copied, overrides, root)
+            sources = _sources(copied, overrides, root)
+            key = self._cache_key(engine, sources, root)
             if self.use_cache and (hit := self._cache_get(key, root.parent)) is not None:
                 self.cache_hits += 1
                 hit.cached = True
@@ -169,23 +182,35 @@ class CompileGate:
                 entry = root.name if sandbox.safe_file_name(root.name) else SAFE_ROOT
                 if entry != root.name:
                     (work / root.name).rename(work / entry)
-                report = self._run(engine, work, root, JOB, entry)
+                if warm_start and self.warm_starts:
+                    start = self._warm_start(engine, copied, root)
+                start.seeded = warm.seed(work, start.state) if start.state else {}
+                start.bib = start.kept_bib(sources)
+                report = self._run(engine, work, root, JOB, entry, start)
+                if report.ok and start.kind != "fallback" and self.warm_starts:
+                    if state := warm.capture(work, sources, start.bib):
+                        warm.STORE.put(key, f"{engine}:{root}", state, self._warm_dir())
+        if start.kind == "fallback":
+            # the cold check itself, in a fresh sandbox with a fresh deadline
+            report = self.compile(root, overrides, warm_start=False)
+            report.start = "fallback"
+            return report
         report.seconds = time.perf_counter() - started
         self.compiles += 1
         if self.use_cache and not report.timed_out:
             self._cache_put(key, report, root.parent)
         return report
 
-    def _run(self, engine: str, work: Path, root: Path, job: str, entry: str) -> CompileReport:
+    def _run(self, engine: str, work: Path, root: Path, job: str, entry: str, start: warm.Start) -> CompileReport:
         """Run engine, bibliography tool and engine again until the auxiliary files settle (as latexmk does).
 
-        `entry` is the root's file name inside `work` (a safe name, see `SAFE_ROOT`).
+        `entry` is the root's file name inside `work` (a safe name, see `SAFE_ROOT`); `start.bib` is what the
+        bibliography tool last read (its .aux lines or the .bcf): None on a cold start, else the kept state's.
         """
         deadline = time.monotonic() + self.timeout
         options = ["-interaction=nonstopmode", "-file-line-error", "-no-shell-escape", f"-jobname={job}"]
-        report = CompileReport(ok=False, engine=engine)
+        report = CompileReport(ok=False, engine=engine, start=start.kind)
         messages: list[LogMessage] = []
-        bib_read: str | None = None  # what the bibliography tool last read (its .aux lines or the .bcf)
         while True:
             before = _aux_state(work)
             if not self._call(engine, options, [entry], work, deadline):
@@ -194,17 +219,20 @@ class CompileGate:
             report.runs += 1
             log = _read(work / f"{job}.log")
             messages = parse_tex_log(log, entry, lambda f: (work / f).is_file() or Path(f).is_file())
+            if start.seeded and report.runs == 1 and start.shows_state(messages, work):
+                start.kind = "fallback"
+                return report
             if not self.resolve:
                 break  # one pass: the paper's stress harness judges the first run only
             tool = self._bib_tool(work, job)
             wanted = _bib_input(work, job, tool)
             # a document of only \nocite{*} and \printbibliography has no pages until the tool has run
-            bib_pending = tool is not None and wanted != bib_read
+            bib_pending = tool is not None and wanted != start.bib
             if _failed(messages, allow_no_output=bib_pending):
                 break  # the verdict cannot change: a later run stops at the same error
             rerun = needs_rerun(log) or _settling(before, _aux_state(work), log)
             if bib_pending and tool is not None:
-                bib_read = wanted
+                start.bib = wanted
                 bbl_before = _aux_state(work)
                 if not self._call(tool, [], [job], work, deadline):
                     report.timed_out = True
@@ -219,6 +247,10 @@ class CompileGate:
             if report.runs >= self.max_runs:
                 report.unsettled = True
                 break
+            if start.seeded:
+                report.start = start.kind = "warm+"
+        if start.seeded and (report.unsettled or report.timed_out):
+            start.kind = "fallback"  # a cold check's cap and deadline count from an empty state
         pdf = work / f"{job}.pdf"
         report.pdf_bytes = pdf.stat().st_size if pdf.exists() else 0
         report.messages = [_relocate(m, work, root.parent, {entry: root.name}) for m in messages]
@@ -246,19 +278,25 @@ class CompileGate:
                               confined=confined)  # fmt: skip
         return not (outcome.timed_out or outcome.over_limit)
 
+    def _warm_start(self, engine: str, copied: dict[str, bytes], root: Path) -> warm.Start:
+        """Return a start from the state kept for HEAD (the files on disk), else for the latest compile of `root`."""
+        head = self._cache_key(engine, copied, root)
+        state = warm.STORE.get(head, f"{engine}:{root}", self._warm_dir())
+        return warm.Start(state, kind="warm" if state else "cold")
+
+    def _warm_dir(self) -> Path | None:
+        return self.cache_dir / "warm" if self.use_cache else None
+
     # -- the verdict cache ---------------------------------------------------------------
-    def _cache_key(self, engine: str, copied: dict[str, bytes], overrides: dict[Path, str], root: Path) -> str:
+    def _cache_key(self, engine: str, sources: dict[str, bytes], root: Path) -> str:
         digest = hashlib.sha256()
         confined = not self.trusted and sandbox.available()
         options = [CACHE_VERSION, engine, root.name, str(self.max_runs), str(self.resolve), str(self.timeout),
                    str(self.extract_text), str(self.trusted), str(confined)]  # fmt: skip
         digest.update(json.dumps(options).encode())
-        files = dict(copied)  # the copy already hashed every file; replaced ones hash their new text
-        for path, text in overrides.items():
-            files[str(path.relative_to(root.parent))] = hashlib.sha256(text.encode("utf-8")).digest()
-        for rel in sorted(files):
+        for rel in sorted(sources):
             digest.update(rel.encode() + b"\0")
-            digest.update(files[rel])
+            digest.update(sources[rel])
         return digest.hexdigest()
 
     def _cache_get(self, key: str, base: Path) -> CompileReport | None:
@@ -275,15 +313,16 @@ class CompileGate:
         return report
 
     def _cache_put(self, key: str, report: CompileReport, base: Path) -> None:
-        path = self.cache_dir / key[:2] / f"{key}.json"
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w") as handle:
-                json.dump({**report.to_json(), "base": str(base)}, handle)
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only cache only costs speed
+        # read-only: only costs speed
+        write_json(self.cache_dir / key[:2] / f"{key}.json", {**report.to_json(), "base": str(base)})
+
+
+def _sources(copied: dict[str, bytes], overrides: dict[Path, str], root: Path) -> dict[str, bytes]:
+    """Return {relpath: sha256} of the compiled sources: the copy hashed each file, replaced ones hash their text."""
+    files = dict(copied)
+    for path, text in overrides.items():
+        files[str(path.relative_to(root.parent))] = hashlib.sha256(text.encode("utf-8")).digest()
+    return files
 
 
 def _moved(file: str, old: str, new: Path) -> str:

@@ -1,0 +1,202 @@
+"""Warm starts: a candidate's compile begins from the auxiliary files of an earlier compile of the same manuscript.
+
+A cold check runs engine, bibliography tool, engine, engine until the auxiliary
+files (`.aux`, `.bbl`, `.toc`, `.out`, ...) settle; its verdict is read from the
+last run, whose auxiliary files are a fixed point: running again would read
+what it wrote. A one-line candidate rarely moves that fixed point, so its
+compile starts from HEAD's settled files and stops after one run when the same
+test holds (no auxiliary file changed, the log asks for no rerun, the
+bibliography tool's input is what HEAD's `.bbl` was made from); otherwise the
+ordinary loop goes on from there (bibliography tool, more runs). Where the
+state itself shows in the verdict (an error located in an auxiliary file, or a
+file HEAD wrote that the candidate no longer writes) the compile starts again
+cold. Only documents whose build files this module knows are kept: a package
+that writes its own files for a later run (minitoc, glossaries) gets no warm
+start.
+
+States live in memory per process (an LRU of a few manuscripts) and, with the
+verdict cache, on disk beside it, so a `patchwrite apply` after a `patchwrite
+check` of the same bytes starts warm too.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..tempfiles import write_json
+from ..texlog import ERROR, FATAL, LogMessage
+
+# what a run writes that no later run reads: never part of a state
+OUTPUTS = (".log", ".pdf", ".fls", ".blg", ".run.xml", ".synctex.gz", ".synctex", ".xdv", ".dvi")
+# what the engine writes and a later run (or biber) reads back, as the compile loop tracks it
+STATE = (".aux", ".toc", ".lof", ".lot", ".loa", ".out", ".nav", ".snm", ".bbl", ".thm", ".brf", ".bcf")
+# what the bibliography tool reads besides the .aux/.bcf: a change means the kept .bbl may be stale
+BIB_INPUTS = (".bib", ".bst", ".bbx", ".cbx", ".lbx", ".dbx", ".conf")
+MAX_STATE_BYTES = 16 << 20  # a state is kept in memory; a document with more auxiliary data gets no warm start
+MANUSCRIPTS = 8  # states kept per process (the LRU)
+
+
+@dataclass(frozen=True)
+class WarmState:
+    """The settled build files of one compile, the sources it compiled ({relpath: sha256}) and what its
+    bibliography tool last read."""
+
+    files: dict[str, bytes]
+    sources: dict[str, bytes]
+    bib_read: str | None
+
+    def to_json(self) -> dict[str, object]:
+        """Return the state as JSON data (base64 file contents, hex digests)."""
+        files = {rel: base64.b64encode(data).decode("ascii") for rel, data in self.files.items()}
+        return {"files": files, "sources": {rel: d.hex() for rel, d in self.sources.items()}, "bib_read": self.bib_read}
+
+    @classmethod
+    def from_json(cls, data: dict) -> WarmState:
+        """Return a state read back from `to_json` data."""
+        files = {str(rel): base64.b64decode(text) for rel, text in data["files"].items()}
+        sources = {str(rel): bytes.fromhex(d) for rel, d in data["sources"].items()}
+        bib_read = data["bib_read"]
+        return cls(files, sources, bib_read if isinstance(bib_read, str) else None)
+
+
+@dataclass
+class Start:
+    """How one compile starts and how its warm start went: `kind` is `cold`, `warm` (one run settled it),
+    `warm+` (the bibliography tool or more runs were needed) or `fallback` (it had to start again cold)."""
+
+    state: WarmState | None = None
+    seeded: dict[str, int] = field(default_factory=dict)
+    kind: str = "cold"
+    bib: str | None = None  # what the bibliography tool last read (the .aux lines or the .bcf), as the loop goes
+
+    def kept_bib(self, sources: dict[str, bytes]) -> str | None:
+        """Return what the kept `.bbl` was made from, or None when a file the bibliography tool reads has changed."""
+        if self.state is None:
+            return None
+        changed = {rel for rel in sources.keys() | self.state.sources.keys()
+                   if sources.get(rel) != self.state.sources.get(rel)}  # fmt: skip
+        return None if any(rel.endswith(BIB_INPUTS) for rel in changed) else self.state.bib_read
+
+    def shows_state(self, messages: list[LogMessage], work: Path) -> bool:
+        """Return whether the first warm run's verdict may depend on the kept files: an error sits in an auxiliary
+        file, or a file HEAD's runs wrote was not written again (the candidate stopped writing it, so a cold run
+        would not have it)."""
+        if any(m.severity in (ERROR, FATAL) and _suffix(m.file) in STATE for m in messages):
+            return True
+        return bool(untouched(work, self.seeded))
+
+
+def _suffix(name: str) -> str:
+    name = os.path.basename(name)
+    for long in (".run.xml", ".synctex.gz"):
+        if name.endswith(long):
+            return long
+    return os.path.splitext(name)[1]
+
+
+def capture(work: Path, sources: dict[str, bytes], bib_read: str | None) -> WarmState | None:
+    """Return the build files in `work` (new ones, and sources a run rewrote) as a state, or None when one of them
+    is of a kind the compile loop does not track (its next run could read it without the loop noticing)."""
+    files: dict[str, bytes] = {}
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(work):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            path = Path(dirpath) / name
+            rel = str(path.relative_to(work))
+            suffix = _suffix(name)
+            if suffix in OUTPUTS:
+                continue
+            data = path.read_bytes()
+            if rel in sources and hashlib.sha256(data).digest() == sources[rel]:
+                continue  # a source file as it was copied
+            if suffix not in STATE:
+                return None
+            total += len(data)
+            if total > MAX_STATE_BYTES:
+                return None
+            files[rel] = data
+    return WarmState(files, dict(sources), bib_read)
+
+
+def seed(work: Path, state: WarmState) -> dict[str, int]:
+    """Write `state`'s files into `work`; return {relpath: mtime_ns} of each, to tell later which a run rewrote."""
+    written: dict[str, int] = {}
+    for rel, data in state.files.items():
+        path = work / rel
+        if not path.resolve().is_relative_to(work.resolve()):
+            continue  # a state is ours, but never let a name leave the job directory
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        written[rel] = path.stat().st_mtime_ns
+    return written
+
+
+def untouched(work: Path, seeded: dict[str, int]) -> list[str]:
+    """Return the seeded engine files a run did not write again (the `.bbl` is the bibliography tool's)."""
+    stale = []
+    for rel, mtime in seeded.items():
+        if rel.endswith(".bbl"):
+            continue
+        try:
+            if (work / rel).stat().st_mtime_ns == mtime:
+                stale.append(rel)
+        except OSError:
+            stale.append(rel)
+    return stale
+
+
+class StateStore:
+    """States by the digest of the sources they were compiled from: an in-memory LRU, and a directory on disk."""
+
+    def __init__(self, size: int = MANUSCRIPTS) -> None:
+        self.size = size
+        self._memory: OrderedDict[str, WarmState] = OrderedDict()
+        self._latest: dict[str, str] = {}  # root path -> digest of its latest kept state
+        self._lock = threading.Lock()
+
+    def get(self, digest: str, root: str, directory: Path | None) -> WarmState | None:
+        """Return the state of exactly these sources, else the latest state of the same root, else None."""
+        with self._lock:
+            for key in (digest, self._latest.get(root)):
+                if key is not None and key in self._memory:
+                    self._memory.move_to_end(key)
+                    return self._memory[key]
+        if directory is None:
+            return None
+        try:
+            state = WarmState.from_json(json.loads((directory / digest[:2] / f"{digest}.json").read_text()))
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+        self._remember(digest, root, state)
+        return state
+
+    def put(self, digest: str, root: str, state: WarmState, directory: Path | None) -> None:
+        """Keep `state` for the sources with `digest` (also on disk when `directory` is given)."""
+        self._remember(digest, root, state)
+        if directory is not None:
+            write_json(directory / digest[:2] / f"{digest}.json", state.to_json())  # read-only: only costs speed
+
+    def clear(self) -> None:
+        """Forget every state kept in memory."""
+        with self._lock:
+            self._memory.clear()
+            self._latest.clear()
+
+    def _remember(self, digest: str, root: str, state: WarmState) -> None:
+        with self._lock:
+            self._memory[digest] = state
+            self._memory.move_to_end(digest)
+            self._latest[root] = digest
+            while len(self._memory) > self.size:
+                self._memory.popitem(last=False)
+
+
+STORE = StateStore()

@@ -1,0 +1,196 @@
+"""Warm starts: a candidate compiled from HEAD's settled auxiliary files gets the verdict of a cold check.
+
+Every comparison runs the real engine twice, warm and cold, with the verdict cache off.
+`PATCHWRITE_WARM_CORPUS=all` compares all 24 manuscripts x 8 faults (and the 8 Chinese-venue
+ones also as real ctexart builds) instead of a sample: every fault once under pdflatex, two under xelatex.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import require_ctex, require_tool
+
+from pytest_patchwrite.corpus import DOCUMENTS, FAULTS, FaultNotApplicable, inject, materialize
+from pytest_patchwrite.edit import apply_edit
+from pytest_patchwrite.gates import warm
+from pytest_patchwrite.gates.compile import CompileGate, CompileReport
+from pytest_patchwrite.model import PatchContext
+from pytest_patchwrite.transaction import try_patch
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_store() -> None:
+    """Each test starts with no state kept in this process, so a warm start is the one this test made."""
+    warm.STORE.clear()
+
+
+def verdict(report: CompileReport) -> tuple[object, ...]:
+    """Return what a check decides: pass or fail, the located violations, and after a pass every log message
+    (the undefined citations and references the citations item reports)."""
+    return report.ok, report.violations, report.messages if report.ok else None
+
+
+def compare(gate: CompileGate, root: Path, overrides: dict[Path, str]) -> CompileReport:
+    """Return the warm report after asserting its verdict equals a cold check's."""
+    warm_report = gate.compile(root, overrides)
+    cold = gate.compile(root, overrides, warm_start=False)
+    assert cold.start == "cold"
+    assert verdict(warm_report) == verdict(cold)
+    return warm_report
+
+
+@pytest.fixture
+def paper(tmp_path: Path) -> tuple[CompileGate, Path, Path]:
+    require_tool("pdflatex")
+    require_tool("bibtex")
+    shutil.copytree(EXAMPLES / "paper", tmp_path / "paper")
+    root = tmp_path / "paper" / "main.tex"
+    gate = CompileGate(root, use_cache=False)
+    head = gate.compile(root)
+    assert (head.ok, head.start, head.runs) == (True, "cold", 3)  # engine, bibtex, engine, engine
+    return gate, root, tmp_path / "paper" / "sections" / "results.tex"
+
+
+TABLE = "\\begin{table}[t]"
+
+
+def edits(text: str) -> dict[str, str]:
+    table = text[text.index(TABLE) : text.index("\\end{table}") + len("\\end{table}")]
+    return {
+        "one_line": text.replace("lists the occlusion study", "reports the occlusion study"),
+        "add_citation": text.replace("over 3 seeds.", "over 3 seeds, as in~\\citet{garcia2021}."),
+        "undefined_citation": text.replace("over 3 seeds.", "over 3 seeds~\\citep{nobody2030}."),
+        "add_label": text.replace("over 3 seeds.", "over 3 seeds.\\label{sec:seeds} See Section~\\ref{sec:seeds}."),
+        "move_figure": text.replace(table, "").replace("\\label{sec:results}\n", f"\\label{{sec:results}}\n{table}\n"),
+        "break_compile": text.replace("over 3 seeds.", "over 3 $seeds."),
+    }
+
+
+@pytest.mark.parametrize("name", ["one_line", "add_citation", "undefined_citation", "add_label", "move_figure",
+                                  "break_compile"])  # fmt: skip
+def test_warm_verdict_equals_cold(paper: tuple[CompileGate, Path, Path], name: str) -> None:
+    gate, root, results = paper
+    candidate = edits(results.read_text())[name]
+    report = compare(gate, root, {results: candidate})
+    expected = {
+        "one_line": ("warm", 1, True),  # the point: one engine run instead of three and bibtex
+        "add_citation": ("warm+", 2, True),  # a new key: bibtex, then one more run
+        "undefined_citation": ("warm+", 2, True),
+        "add_label": ("warm+", 2, True),  # the .aux changed: one more run settles it
+        "move_figure": ("warm", 1, True),
+        "break_compile": ("warm", 1, False),
+    }[name]
+    assert (report.start, report.runs, report.ok) == expected
+
+
+def test_gate_check_and_try_patch_start_warm(paper: tuple[CompileGate, Path, Path]) -> None:
+    gate, root, results = paper
+    head = results.read_text()
+    candidate = head.replace("lists the occlusion study", "reports the occlusion study")
+    assert gate.check(candidate, PatchContext(results, head)).ok
+    line = head.splitlines().index(next(ln for ln in head.splitlines() if "lists the" in ln)) + 1
+    fresh = CompileGate(root, use_cache=False)  # a new gate object: the state is kept per process, not per gate
+    result = try_patch(results, f"```EDIT {line} {line}\nTable~\\ref{{tab:main}} reports 3 seeds.\n```", [fresh])
+    assert result.accepted
+    assert fresh.compile(root).start == "warm"  # the committed text is HEAD now: its state was kept
+
+
+def test_changed_bibliography_runs_the_tool(paper: tuple[CompileGate, Path, Path]) -> None:
+    gate, root, _ = paper
+    bib = root.parent / "refs.bib"
+    candidate = bib.read_text().replace("{2019}", "{2018}", 1)
+    assert candidate != bib.read_text()
+    report = compare(gate, root, {bib: candidate})
+    assert report.start == "warm+"  # the .aux asked for nothing new, but the .bbl was made from the old .bib
+
+
+def compiled_head(directory: Path, text: str) -> tuple[CompileGate, Path]:
+    """Return a gate and the root `directory/main.tex` holding `text`, after a passing HEAD compile kept its state."""
+    require_tool("pdflatex")
+    root = directory / "main.tex"
+    root.write_text(text)
+    gate = CompileGate(root, use_cache=False)
+    assert gate.compile(root).ok
+    return gate, root
+
+
+def test_a_file_the_candidate_stops_writing_falls_back(tmp_path: Path) -> None:
+    body = "\\section{One}\\label{one}See~\\ref{one}.\n\\section{Two}\nText.\n\\end{document}\n"
+    gate, root = compiled_head(tmp_path, "\\documentclass{article}\n\\begin{document}\n\\tableofcontents\n" + body)
+    # without \tableofcontents a cold check never writes the .toc; the kept one must not stand in for it
+    report = compare(gate, root, {root: "\\documentclass{article}\n\\begin{document}\n" + body})
+    assert report.start == "fallback"
+
+
+def test_an_error_inside_a_kept_file_falls_back(tmp_path: Path) -> None:
+    head = (
+        "\\documentclass{article}\n\\DeclareRobustCommand{\\ds}{ImageNet}\n\\begin{document}\n\\tableofcontents\n"
+        "\\section{Results on \\ds}\nText.\n\\end{document}\n"
+    )
+    gate, root = compiled_head(tmp_path, head)
+    # the kept .toc still says \ds; a cold check never reads it and passes
+    candidate = head.replace("\\DeclareRobustCommand{\\ds}{ImageNet}\n", "").replace("on \\ds", "on ImageNet")
+    report = compare(gate, root, {root: candidate})
+    assert (report.start, report.ok) == ("fallback", True)
+
+
+def test_biblatex_with_biber(tmp_path: Path) -> None:
+    require_tool("biber")
+    shutil.copy(EXAMPLES / "paper" / "refs.bib", tmp_path / "refs.bib")
+    head = (
+        "\\documentclass{article}\n\\usepackage[backend=biber]{biblatex}\n\\addbibresource{refs.bib}\n"
+        "\\begin{document}\nAs shown by~\\cite{smith2020}.\n\nMore text.\n\\printbibliography\n\\end{document}\n"
+    )
+    gate, root = compiled_head(tmp_path, head)
+    assert compare(gate, root, {root: head.replace("More text.", "More words.")}).start == "warm"
+    assert compare(gate, root, {root: head.replace("More text.", "See~\\cite{lee2019}.")}).start == "warm+"
+
+
+def test_no_warm_start_for_build_files_the_loop_does_not_know(tmp_path: Path) -> None:
+    gate, root = compiled_head(
+        tmp_path,
+        "\\documentclass{article}\n\\begin{document}\n\\newwrite\\w\\immediate\\openout\\w=notes.dat\n"
+        "\\immediate\\write\\w{x}\\immediate\\closeout\\w\nText.\n\\end{document}\n",
+    )
+    assert gate.compile(root).start == "cold"  # notes.dat could feed a later run: no state was kept
+
+
+def _corpus_jobs() -> list[tuple[str, str, str]]:
+    surrogate = sorted(d for d in DOCUMENTS)
+    ctex = sorted(d for d in DOCUMENTS if DOCUMENTS[d].language == "zh")
+    if os.environ.get("PATCHWRITE_WARM_CORPUS") == "all":
+        docs = [(d, "surrogate") for d in surrogate] + [(d, "ctex") for d in ctex]
+        return [(d, b, f) for d, b in docs for f in FAULTS]
+    # every fault once under pdflatex, each on another manuscript; xelatex (ctexart, 8 s a job here) for one
+    # content-class and one compile-class fault
+    return [(surrogate[i * 3], "surrogate", f) for i, f in enumerate(FAULTS)] + [
+        (ctex[0], "ctex", "fake_cite"),
+        (ctex[1], "ctex", "broken_math"),
+    ]
+
+
+@pytest.mark.parametrize(("doc_id", "build", "fault"), _corpus_jobs(), ids=lambda v: str(v))
+def test_corpus_warm_equals_cold(tmp_path: Path, doc_id: str, build: str, fault: str) -> None:
+    if build == "ctex":
+        require_ctex()
+    else:
+        require_tool("pdflatex")
+    doc = DOCUMENTS[doc_id]
+    head = doc.head(build)
+    root = materialize(doc, tmp_path, build)
+    gate = CompileGate(root, use_cache=False)
+    assert gate.compile(root).ok
+    try:
+        injected = inject(head, fault)
+    except FaultNotApplicable as exc:
+        pytest.skip(str(exc))
+    repaired = apply_edit(injected.broken, injected.oracle_edit())
+    for candidate in (injected.broken, repaired):
+        report = compare(gate, root, {root: candidate})
+        assert report.start != "cold"  # every candidate started from HEAD's state
