@@ -42,6 +42,7 @@ class CheckOptions:
             cache_dir=self.cache_dir,
             use_cache=self.use_cache,
             trusted=self.trusted,
+            rootdir=self.rootdir,
         )
 
     def evidence_config(self) -> EvidenceConfig:

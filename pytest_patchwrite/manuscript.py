@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .errors import InputTooLarge, PatchwriteError
 from .inputs import read_prefix, read_text
-from .latex import mask
+from .latex import mask, scan
 from .paths import Boundary, repository_top
 
 ENGINES = ("pdflatex", "xelatex", "lualatex")
@@ -196,6 +196,30 @@ MAX_ROOT_CANDIDATES = 64
 ROOT_PEEK_BYTES = 200_000
 
 
+def shared_bibliographies(manuscript: Manuscript) -> list[Path]:
+    """Return the real paths of declared bibliographies above the manuscript's directory that its repository holds.
+
+    `\\bibliography{../refs}` beside a `paper/` directory is a common layout; the
+    sandbox mirrors exactly these files, at the same place relative to the paper.
+    """
+    boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
+    if boundary.shared is None:
+        return []
+    found: list[Path] = []
+    for path in manuscript.files:
+        for name, _line in scan(manuscript.texts[path], str(path)).bibliographies:
+            name = name.strip()
+            if not name.startswith("../"):
+                continue
+            for candidate in (name, f"{name}.bib"):
+                target = manuscript.directory / candidate
+                real = Boundary(boundary.shared).allowed(target)
+                if real is not None and real.is_file() and real not in found:
+                    found.append(real)
+                    break
+    return found
+
+
 def find_root(path: Path | str, levels: int = 3) -> Path:
     """Return the root manuscript that reads `path`: itself, its `% !TEX root`, or a root that inputs it nearby."""
     path = Path(path).resolve()
@@ -225,7 +249,7 @@ def find_root(path: Path | str, levels: int = 3) -> Path:
     return path
 
 
-def _copy_hashing(source: Path, target: Path) -> bytes:
+def copy_hashing(source: Path, target: Path) -> bytes:
     """Copy one file in chunks and return the sha256 of its bytes (read once, for the copy and the hash)."""
     digest = hashlib.sha256()
     with open(source, "rb") as src, open(target, "wb") as dst:
@@ -284,5 +308,5 @@ def copy_manuscript_dir(src: Path, dst: Path, job: str, *, max_bytes: int = MAX_
                 )
             target = dst / rel_dir / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            copied[str(rel_dir / name)] = _copy_hashing(real, target)
+            copied[str(rel_dir / name)] = copy_hashing(real, target)
     return copied

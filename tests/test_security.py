@@ -482,3 +482,33 @@ def test_signal_kills_the_engine_and_removes_the_sandbox(signum: int, tmp_path: 
     left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
     assert left == []
     assert list(sandboxes.glob("sandbox-*")) == []
+
+
+@pytest.mark.parametrize("tool", ["bibtex", "biber"])
+def test_shared_bibliography_one_level_up_compiles_and_nothing_else_is_visible(tool: str, tmp_path: Path) -> None:
+    """`\\bibliography{../refs}` beside `paper/`: the sandbox mirrors that file, and no other file of the repository."""
+    require_tool("pdflatex")
+    require_tool(tool)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "paper").mkdir()
+    (repo / "refs.bib").write_text("@misc{k1, title={T}, author={A}, year={2020}}\n")
+    (repo / "other.tex").write_text(SECRET_TEX)
+    if tool == "bibtex":
+        body = "\\cite{k1}\\input{../other}\\bibliographystyle{plain}\\bibliography{../refs}"
+        preamble = ""
+    else:
+        body, preamble = (
+            "\\cite{k1}\\input{../other}\\printbibliography",
+            "\\usepackage{biblatex}\\addbibresource{../refs.bib}\n",
+        )
+    (repo / "paper" / "main.tex").write_text(
+        plain(doc(body.replace("{", "{{").replace("}", "}}"), preamble.replace("{", "{{").replace("}", "}}")))
+    )
+    done = _run_check(repo / "paper" / "main.tex", dict(os.environ), tmp_path / "cache")
+    assert CANARY not in done.stdout + done.stderr
+    assert '"kind": "outside_tree"' in done.stdout  # the evidence gate does not read ../other.tex
+    assert "other" in done.stdout and '"kind": "missing_file"' in done.stdout, done.stdout  # nor does the engine
+    (repo / "paper" / "main.tex").write_text((repo / "paper" / "main.tex").read_text().replace("\\input{../other}", ""))
+    done = _run_check(repo / "paper" / "main.tex", dict(os.environ), tmp_path / "cache")
+    assert done.returncode == 0, done.stdout + done.stderr

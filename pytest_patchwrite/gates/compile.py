@@ -13,8 +13,16 @@ from pathlib import Path
 
 from .. import sandbox
 from ..engines import needed_engine
-from ..manuscript import ENGINES, copy_manuscript_dir, infer_engine
+from ..manuscript import (
+    ENGINES,
+    copy_hashing,
+    copy_manuscript_dir,
+    infer_engine,
+    load_manuscript,
+    shared_bibliographies,
+)
 from ..model import GateResult, PatchContext, Violation
+from ..paths import Boundary
 from ..pdftext import pdf_text
 from ..tempfiles import write_json
 from ..texlog import ERROR, FATAL, LogMessage, needs_rerun, parse_blg, parse_tex_log
@@ -106,6 +114,7 @@ class CompileGate:
         limits: sandbox.Limits | None = None,
         extract_text: bool = False,
         warm_starts: bool = True,
+        rootdir: Path | None = None,
     ) -> None:
         for name in (engine, default_engine):
             if name is not None and name not in ENGINES:
@@ -124,6 +133,7 @@ class CompileGate:
         self.limits = limits or sandbox.Limits.from_env()
         # warm_starts: begin from the settled auxiliary files of an earlier compile of the manuscript (gates.warm)
         self.warm_starts = warm_starts and resolve
+        self.rootdir = rootdir  # bounds a mirrored shared bibliography when no git work tree does
         self.compiles = 0
         self.cache_hits = 0
 
@@ -159,8 +169,8 @@ class CompileGate:
         if not self.trusted and not confined:
             sandbox.warn_unconfined_once()
         start = warm.Start()
-        with sandbox.job_directory() as work:
-            copied = copy_manuscript_dir(root.parent, work, JOB)
+        with sandbox.job_directory() as tree:
+            work, copied = self._copy(root, overrides, tree)
             for path, text in overrides.items():
                 rel = path.relative_to(root.parent)
                 (work / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -200,6 +210,26 @@ class CompileGate:
         if self.use_cache and not report.timed_out:
             self._cache_put(key, report, root.parent)
         return report
+
+    def _copy(self, root: Path, overrides: dict[Path, str], tree: Path) -> tuple[Path, dict[str, bytes]]:
+        """Copy the manuscript into `tree`; return (its directory there, {relpath: sha256}).
+
+        A bibliography one level up (`\\bibliography{../refs}`) inside the repository is
+        mirrored at the same place relative to the paper, and nothing else of the repository.
+        """
+        boundary = Boundary.for_root(root, self.rootdir)
+        shared = shared_bibliographies(load_manuscript(root, overrides, boundary=boundary)) if boundary.shared else []
+        top = boundary.shared
+        if not shared or top is None:
+            return tree, copy_manuscript_dir(root.parent, tree, JOB)
+        work = tree / boundary.tree.relative_to(top)
+        work.mkdir(parents=True)
+        copied = copy_manuscript_dir(root.parent, work, JOB)
+        for path in shared:
+            target = tree / path.relative_to(top)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            copied[os.path.relpath(target, work)] = copy_hashing(path, target)
+        return work, copied
 
     def _run(self, engine: str, work: Path, root: Path, job: str, entry: str, start: warm.Start) -> CompileReport:
         """Run engine, bibliography tool and engine again until the auxiliary files settle (as latexmk does).
@@ -274,8 +304,11 @@ class CompileGate:
             raise EngineMissing(f"{tool} is not installed (Debian package {PACKAGE_OF.get(tool, tool)})")
         tree = sandbox.owning_job_directory(work) or work
         confined = not self.trusted and sandbox.available()
+        # a mirrored shared bibliography sits above the paper: `../` must open, and inside the sandbox only the
+        # mirror is there to open (kpathsea's paranoid mode refuses `..`)
+        extra = {"openin_any": "r"} if confined and tree != work else None
         outcome = sandbox.run(tool, options, operands, tree, cwd=work, deadline=deadline, limits=self.limits,
-                              confined=confined)  # fmt: skip
+                              confined=confined, extra_env=extra)  # fmt: skip
         return not (outcome.timed_out or outcome.over_limit)
 
     def _warm_start(self, engine: str, copied: dict[str, bytes], root: Path) -> warm.Start:
@@ -339,9 +372,11 @@ def _relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[s
         return message
     candidate = Path(file)
     if candidate.is_absolute():
-        for inside in (Path(sandbox.TREE), work.resolve()):
-            if candidate.is_relative_to(inside):
-                candidate = candidate.relative_to(inside)
+        tree = sandbox.owning_job_directory(work) or work
+        inner = Path(sandbox.TREE) / work.relative_to(tree)
+        for outer, cwd in ((Path(sandbox.TREE), inner), (tree.resolve(), work.resolve())):
+            if candidate.is_relative_to(outer):
+                candidate = Path(os.path.relpath(candidate, cwd))
                 break
         else:
             return message  # a system file such as article.cls
