@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import shutil
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import sandbox
@@ -24,21 +22,17 @@ from ..manuscript import (
 from ..model import GateResult, PatchContext, Violation
 from ..paths import Boundary
 from ..pdftext import pdf_text
-from ..tempfiles import write_json
 from ..texlog import ERROR, FATAL, LogMessage, needs_rerun, parse_blg, parse_tex_log
 from ..transaction import read_text
-from . import warm
+from . import verdicts, warm
+from .rerun import aux_state, bib_input, failed, read_log, settling
+from .verdicts import default_cache_dir
 
-CACHE_VERSION = "4"
 # every root runs under this job name: a file name from a pull request never reaches a command line or a shell
 JOB = "patchwrite"
 # the name a root gets inside the sandbox when its own name is not harmless (`x$(cmd).tex`)
 SAFE_ROOT = "patchwrite-root.tex"
-# files an engine run writes and a later run reads back: when they change, the output may change
-AUX_SUFFIXES = frozenset((".aux", ".toc", ".lof", ".lot", ".loa", ".out", ".nav", ".snm", ".bbl", ".thm", ".brf"))
-_MISSING_INPUT = re.compile(r"No file (?P<name>\S+)\.$", re.MULTILINE)
 _NEEDS_UNICODE_ENGINE = re.compile(r"requires either XeTeX or\s*(?:\(\w+\)\s*)?LuaTeX|requires (?:XeTeX|LuaTeX)")
-_AUX_INPUT = re.compile(r"\\@input\{(?P<name>[^}]+)\}")
 
 
 class EngineMissing(RuntimeError):
@@ -86,12 +80,6 @@ class CompileReport:
         data["messages"] = [LogMessage(**m) for m in data["messages"]]
         data["violations"] = [Violation(**v) for v in data["violations"]]
         return cls(**data)
-
-
-def default_cache_dir() -> Path:
-    """Return the user cache directory for verdicts (`$XDG_CACHE_HOME/patchwrite`)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "patchwrite" / "compile"
 
 
 class CompileGate:
@@ -175,7 +163,7 @@ class CompileGate:
                 rel = path.relative_to(root.parent)
                 (work / rel).parent.mkdir(parents=True, exist_ok=True)
                 (work / rel).write_text(text, encoding="utf-8", newline="")
-            sources = _sources(copied, overrides, root)
+            sources = verdicts.source_digests(copied, overrides, root)
             key = self._cache_key(engine, sources, root)
             if self.use_cache and (hit := self._cache_get(key, root.parent)) is not None:
                 self.cache_hits += 1
@@ -242,12 +230,12 @@ class CompileGate:
         report = CompileReport(ok=False, engine=engine, start=start.kind)
         messages: list[LogMessage] = []
         while True:
-            before = _aux_state(work)
+            before = aux_state(work)
             if not self._call(engine, options, [entry], work, deadline):
                 report.timed_out = True
                 break
             report.runs += 1
-            log = _read(work / f"{job}.log")
+            log = read_log(work / f"{job}.log")
             messages = parse_tex_log(log, entry, lambda f: (work / f).is_file() or Path(f).is_file())
             if start.seeded and report.runs == 1 and start.shows_state(messages, work):
                 start.kind = "fallback"
@@ -255,23 +243,23 @@ class CompileGate:
             if not self.resolve:
                 break  # one pass: the paper's stress harness judges the first run only
             tool = self._bib_tool(work, job)
-            wanted = _bib_input(work, job, tool)
+            wanted = bib_input(work, job, tool)
             # a document of only \nocite{*} and \printbibliography has no pages until the tool has run
             bib_pending = tool is not None and wanted != start.bib
-            if _failed(messages, allow_no_output=bib_pending):
+            if failed(messages, allow_no_output=bib_pending):
                 break  # the verdict cannot change: a later run stops at the same error
-            rerun = needs_rerun(log) or _settling(before, _aux_state(work), log)
+            rerun = needs_rerun(log) or settling(before, aux_state(work), log)
             if bib_pending and tool is not None:
                 start.bib = wanted
-                bbl_before = _aux_state(work)
+                bbl_before = aux_state(work)
                 if not self._call(tool, [], [job], work, deadline):
                     report.timed_out = True
                     break
-                bib_errors = [m for m in parse_blg(_read(work / f"{job}.blg")) if m.severity == ERROR]
+                bib_errors = [m for m in parse_blg(read_log(work / f"{job}.blg")) if m.severity == ERROR]
                 if bib_errors:
                     messages = messages + bib_errors
                     break
-                rerun = rerun or _aux_state(work) != bbl_before
+                rerun = rerun or aux_state(work) != bbl_before
             if not rerun:
                 break
             if report.runs >= self.max_runs:
@@ -294,7 +282,7 @@ class CompileGate:
     def _bib_tool(work: Path, job: str) -> str | None:
         if (work / f"{job}.bcf").exists():
             return "biber"
-        if "\\bibdata" in (_bib_input(work, job, "bibtex") or ""):  # also in an \include'd file's .aux
+        if "\\bibdata" in (bib_input(work, job, "bibtex") or ""):  # also in an \include'd file's .aux
             return "bibtex"
         return None
 
@@ -322,47 +310,21 @@ class CompileGate:
 
     # -- the verdict cache ---------------------------------------------------------------
     def _cache_key(self, engine: str, sources: dict[str, bytes], root: Path) -> str:
-        digest = hashlib.sha256()
         confined = not self.trusted and sandbox.available()
-        options = [CACHE_VERSION, engine, root.name, str(self.max_runs), str(self.resolve), str(self.timeout),
+        options = [engine, root.name, str(self.max_runs), str(self.resolve), str(self.timeout),
                    str(self.extract_text), str(self.trusted), str(confined)]  # fmt: skip
-        digest.update(json.dumps(options).encode())
-        for rel in sorted(sources):
-            digest.update(rel.encode() + b"\0")
-            digest.update(sources[rel])
-        return digest.hexdigest()
+        return verdicts.cache_key(options, sources)
 
     def _cache_get(self, key: str, base: Path) -> CompileReport | None:
         """Return the cached report, its paths moved to `base`: the same bytes may sit in another directory."""
-        path = self.cache_dir / key[:2] / f"{key}.json"
+        data = verdicts.load(self.cache_dir, key, base)
         try:
-            data = json.loads(path.read_text())
-            cached_base = str(data.pop("base"))
-            report = CompileReport.from_json(data)
-        except (OSError, ValueError, TypeError, KeyError):
+            return CompileReport.from_json(data) if data is not None else None
+        except (TypeError, KeyError, ValueError):
             return None
-        report.messages = [replace(m, file=_moved(m.file, cached_base, base)) for m in report.messages]
-        report.violations = [replace(v, file=_moved(v.file, cached_base, base)) for v in report.violations]
-        return report
 
     def _cache_put(self, key: str, report: CompileReport, base: Path) -> None:
-        # read-only: only costs speed
-        write_json(self.cache_dir / key[:2] / f"{key}.json", {**report.to_json(), "base": str(base)})
-
-
-def _sources(copied: dict[str, bytes], overrides: dict[Path, str], root: Path) -> dict[str, bytes]:
-    """Return {relpath: sha256} of the compiled sources: the copy hashed each file, replaced ones hash their text."""
-    files = dict(copied)
-    for path, text in overrides.items():
-        files[str(path.relative_to(root.parent))] = hashlib.sha256(text.encode("utf-8")).digest()
-    return files
-
-
-def _moved(file: str, old: str, new: Path) -> str:
-    """Return `file` moved from directory `old` to `new` when it lies below `old`; a system file stays."""
-    if file == old or file.startswith(old.rstrip(os.sep) + os.sep):
-        return str(new / os.path.relpath(file, old))
-    return file
+        verdicts.store(self.cache_dir, key, report.to_json(), base)
 
 
 def _relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[str, str]) -> LogMessage:
@@ -385,62 +347,6 @@ def _relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[s
         candidate = Path(renamed[str(candidate)])
     return LogMessage(message.severity, message.kind, message.message, str(source_dir / candidate),
                       message.line, message.token)  # fmt: skip
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
-def _aux_state(work: Path) -> dict[str, bytes]:
-    """Return {relpath: sha256} of the auxiliary files in the sandbox (those a later run reads back)."""
-    state: dict[str, bytes] = {}
-    for dirpath, _, filenames in os.walk(work):
-        for name in filenames:
-            if os.path.splitext(name)[1] in AUX_SUFFIXES:
-                path = Path(dirpath) / name
-                state[str(path.relative_to(work))] = hashlib.sha256(path.read_bytes()).digest()
-    return state
-
-
-def _settling(before: dict[str, bytes], after: dict[str, bytes], log: str) -> bool:
-    """Return whether a run changed an auxiliary file the next run reads.
-
-    A file that existed changed; or a file the run looked for (`No file x.toc.`) now exists.
-    A first `.aux` is left to LaTeX itself: it compares the labels and citations of the
-    `.aux` it wrote with the ones it read and asks for a rerun when they differ (a
-    one-page document then needs one run, as with latexmk).
-    """
-    if any(rel in before and before[rel] != digest for rel, digest in after.items()):
-        return True
-    wanted = {m.group("name") for m in _MISSING_INPUT.finditer(log)}
-    return any(rel in wanted and not rel.endswith(".aux") for rel in after if rel not in before)
-
-
-def _bib_input(work: Path, job: str, tool: str | None) -> str | None:
-    """Return what the bibliography tool reads: the .bcf (biber), or the citation lines of the .aux files."""
-    if tool == "biber":
-        return _read(work / f"{job}.bcf")
-    if tool != "bibtex":
-        return None
-    lines: list[str] = []
-    pending, seen = [f"{job}.aux"], set()
-    while pending:
-        name = pending.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        text = _read(work / name)
-        lines.extend(ln for ln in text.splitlines() if ln.startswith(("\\citation", "\\bibdata", "\\bibstyle")))
-        pending.extend(m.group("name") for m in _AUX_INPUT.finditer(text))  # \include'd files' .aux
-    return "\n".join(lines)
-
-
-def _failed(messages: list[LogMessage], allow_no_output: bool) -> bool:
-    """Return whether a run stopped at an error (no pages is no error while the bibliography is pending)."""
-    return any(m.severity in (ERROR, FATAL) and not (allow_no_output and m.kind == "no_output") for m in messages)
 
 
 def _violations(report: CompileReport, root: Path, timeout: float, max_runs: int) -> list[Violation]:

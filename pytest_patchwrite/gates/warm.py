@@ -32,11 +32,12 @@ from pathlib import Path
 
 from ..tempfiles import write_json
 from ..texlog import ERROR, FATAL, LogMessage
+from .rerun import AUX_SUFFIXES
 
 # what a run writes that no later run reads: never part of a state
 OUTPUTS = (".log", ".pdf", ".fls", ".blg", ".run.xml", ".synctex.gz", ".synctex", ".xdv", ".dvi")
 # what the engine writes and a later run (or biber) reads back, as the compile loop tracks it
-STATE = (".aux", ".toc", ".lof", ".lot", ".loa", ".out", ".nav", ".snm", ".bbl", ".thm", ".brf", ".bcf")
+STATE = AUX_SUFFIXES | {".bcf"}
 # what the bibliography tool reads besides the .aux/.bcf: a change means the kept .bbl may be stale
 BIB_INPUTS = (".bib", ".bst", ".bbx", ".cbx", ".lbx", ".dbx", ".conf")
 MAX_STATE_BYTES = 16 << 20  # a state is kept in memory; a document with more auxiliary data gets no warm start

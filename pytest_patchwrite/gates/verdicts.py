@@ -1,0 +1,62 @@
+"""The compile gate's verdict cache: a report stored as JSON under the digest of everything it was compiled from."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..tempfiles import write_json
+
+CACHE_VERSION = "4"
+
+
+def default_cache_dir() -> Path:
+    """Return the user cache directory for verdicts (`$XDG_CACHE_HOME/patchwrite`)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "patchwrite" / "compile"
+
+
+def source_digests(copied: dict[str, bytes], overrides: dict[Path, str], root: Path) -> dict[str, bytes]:
+    """Return {relpath: sha256} of the compiled sources: the copy hashed each file, replaced ones hash their text."""
+    files = dict(copied)
+    for path, text in overrides.items():
+        files[str(path.relative_to(root.parent))] = hashlib.sha256(text.encode("utf-8")).digest()
+    return files
+
+
+def cache_key(options: list[str], sources: dict[str, bytes]) -> str:
+    """Return the digest of the gate's options (with CACHE_VERSION) and every source's path and bytes."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps([CACHE_VERSION, *options]).encode())
+    for rel in sorted(sources):
+        digest.update(rel.encode() + b"\0")
+        digest.update(sources[rel])
+    return digest.hexdigest()
+
+
+def load(cache_dir: Path, key: str, base: Path) -> dict[str, Any] | None:
+    """Return the cached report's JSON data with its paths moved to `base` (the same bytes may sit in another
+    directory), or None."""
+    try:
+        data = json.loads((cache_dir / key[:2] / f"{key}.json").read_text())
+        cached_base = str(data.pop("base"))
+        for entry in (*data["messages"], *data["violations"]):
+            entry["file"] = _moved(str(entry["file"]), cached_base, base)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def store(cache_dir: Path, key: str, data: dict[str, Any], base: Path) -> None:
+    """Store a report's JSON data under `key`, remembering the directory its paths lie in."""
+    write_json(cache_dir / key[:2] / f"{key}.json", {**data, "base": str(base)})  # read-only: only costs speed
+
+
+def _moved(file: str, old: str, new: Path) -> str:
+    """Return `file` moved from directory `old` to `new` when it lies below `old`; a system file stays."""
+    if file == old or file.startswith(old.rstrip(os.sep) + os.sep):
+        return str(new / os.path.relpath(file, old))
+    return file
