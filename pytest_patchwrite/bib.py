@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock
 
 from . import sandbox
-from .inputs import read_text
+from .inputs import file_identity, read_text
 from .paths import Boundary, OutsideTree
 
 
@@ -33,7 +34,16 @@ class Bibliography:
         return None
 
 
-def load_bib(path: Path) -> tuple[dict[str, str], list[tuple[str, int, str]], list[tuple[str, int, str]]]:
+BibKeys = tuple[dict[str, str], list[tuple[str, int, str]], list[tuple[str, int, str]]]
+
+
+def load_bib(path: Path) -> BibKeys:
+    """Return what `_parse_bib` finds in one `.bib`, shared while the file is unchanged (treat it as read-only)."""
+    return _parse_bib(str(path), file_identity(path))
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_bib(name: str, _identity: tuple[int, int, int, int] | None) -> BibKeys:
     """Return ({key: "file:line"}, [(file, line, problem)], [(file, line, repeated key)]) for one `.bib`.
 
     Blocks bibtexparser cannot parse are problems, located at their line; the
@@ -41,6 +51,7 @@ def load_bib(path: Path) -> tuple[dict[str, str], list[tuple[str, int, str]], li
     lets the later one win); a repeated entry key is listed apart: bibtex and
     biber warn, keep the first and build the paper.
     """
+    path = Path(name)
     text = read_text(path, kind="bib")
     library = bibtexparser.parse_string(text)
     keys = {entry.key: f"{path}:{(entry.start_line or 0) + 1}" for entry in library.entries}
@@ -75,6 +86,8 @@ def resolve_bib(name: str, directory: Path, boundary: Boundary | None = None) ->
     name = name.strip()
     if not boundary.trusted and (not name or name[0] in "-&" or any(c in name for c in "$~\\\0\n")):
         raise OutsideTree(name, "names a variable, `~` or an option, which kpathsea would expand; it is not read")
+    if "\0" in name or not name:
+        return None  # no file has such a name (and a NUL would stop os.stat and subprocess)
     filename = name if name.endswith(".bib") else f"{name}.bib"
     local = directory / filename
     if os.path.lexists(local):

@@ -6,19 +6,24 @@ import glob
 import json
 import os
 import re
+from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .inputs import read_text
+from .inputs import file_identity, read_text
 from .numeric import NumberIndex, parse_number, shift
 from .paths import Boundary
 
 # a number standing on its own: not the 16 of `en_sec_16`, nor the 2 of `gpt2`; no two quantifiers can
 # share a digit, so a long run of digits is scanned in linear time
 _NUMERIC = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)")
+#: how many loaded log sets stay in memory (one per manuscript being checked, in practice)
+_CACHED_LOGS = 2
+_LOADED: OrderedDict[tuple[tuple[str, tuple[int, int, int, int] | None], ...], EvidenceLog] = OrderedDict()
 #: YAML aliases allowed in one log (an alias bomb needs thousands)
 MAX_YAML_ALIASES = 100
 
@@ -37,17 +42,23 @@ class EvidenceLog:
 
     def add(self, raw: str) -> None:
         """Record one numeric string of a log."""
-        raw = raw.strip()
-        if raw in self.raw:
-            return
-        value = parse_number(raw.replace(",", ""))
-        if value is None:
-            return
-        self.raw.add(raw)
-        self.index.add(value)
-        # a fraction in the log may be printed as a percentage: 0.914 -> 91.4
-        if value.copy_abs() <= 1 and (scaled := shift(value, 2)) is not None:
-            self.index.add(scaled)
+        self.add_many((raw.strip(),))
+
+    def add_many(self, tokens: Iterable[str]) -> None:
+        """Record many numeric strings; each distinct string is parsed once (a long log repeats itself)."""
+        fresh = set(tokens)
+        fresh.difference_update(self.raw)
+        values = []
+        for raw in fresh:
+            value = parse_number(raw.replace(",", "") if "," in raw else raw)
+            if value is None:
+                continue
+            self.raw.add(raw)
+            values.append(value)
+            # a fraction in the log may be printed as a percentage: 0.914 -> 91.4
+            if -1 <= value <= 1 and (scaled := shift(value, 2)) is not None:
+                values.append(scaled)
+        self.index.update(values)
 
     def attests(self, value: Decimal, printed: str = "", strict: bool = False) -> bool:
         """Return whether a printed number is in the logs: equal, equal after rounding to its printed precision,
@@ -69,8 +80,7 @@ def _walk(data: Any, log: EvidenceLog) -> None:
         elif isinstance(item, (int, float, Decimal)):
             log.add(repr(item) if isinstance(item, float) else str(item))
         elif isinstance(item, str):
-            for token in _NUMERIC.findall(item):
-                log.add(token)
+            log.add_many(_NUMERIC.findall(item))
         elif isinstance(item, (dict, list, tuple)):
             if id(item) in seen:
                 continue
@@ -132,8 +142,7 @@ def load_log_file(path: Path, log: EvidenceLog) -> None:
         else:
             # CSV and TSV too: a cell's numbers are the numbers its text holds, and the
             # separators stop a number, so no CSV parser (nor its field-size limit) is needed
-            for token in _NUMERIC.findall(text):
-                log.add(token)
+            log.add_many(_NUMERIC.findall(text))
     except InputError:
         raise
     except RecursionError:
@@ -147,10 +156,12 @@ def load_logs(patterns: list[str | Path], base: Path, boundary: Boundary | None 
     """Return the evidence of every log matching the patterns (globs allowed), relative to `base`.
 
     Only files inside `boundary` (by default the repository holding `base`) are read;
-    a pattern leading outside raises OutsideTree naming it as written.
+    a pattern leading outside raises OutsideTree naming it as written. The result is shared
+    while the files are unchanged (same inode, size and mtime): a gate checks a candidate and
+    its HEAD against the same logs, and a long log is read once. Treat it as read-only.
     """
     boundary = boundary or Boundary.for_root(base / "x.tex")
-    log = EvidenceLog()
+    paths: list[Path] = []
     for pattern in patterns:
         name = str(pattern)
         pattern_path = Path(pattern) if Path(pattern).is_absolute() else base / pattern
@@ -161,6 +172,15 @@ def load_logs(patterns: list[str | Path], base: Path, boundary: Boundary | None 
             matches = [real] if os.path.lexists(real) else []
         if not matches:
             raise InputError(pattern_path, "no experimental log matches this name")
-        for match in matches:
-            load_log_file(Path(match), log)
+        paths.extend(Path(match) for match in matches)
+    key = tuple((str(path), file_identity(path)) for path in paths)
+    if key in _LOADED:
+        _LOADED.move_to_end(key)
+        return _LOADED[key]
+    log = EvidenceLog()
+    for path in paths:
+        load_log_file(path, log)
+    _LOADED[key] = log
+    while len(_LOADED) > _CACHED_LOGS:
+        _LOADED.popitem(last=False)
     return log

@@ -113,6 +113,15 @@ def read_bytes(path: Path | str, kind: str = "manuscript", limit: int | None = N
         os.close(fd)
 
 
+def file_identity(path: Path | str) -> tuple[int, int, int, int] | None:
+    """Return (device, inode, size, mtime_ns) of a file, None when it cannot be stat'ed: a cache key for its content."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
 def read_prefix(path: Path | str, size: int) -> bytes:
     """Return at most the first `size` bytes of a regular file; raise InputError for anything else."""
     fd, _info = open_regular(path)

@@ -9,6 +9,7 @@ exponent shifts below are exact for any exponent), so `3.2e+20`, `1e308`, `2.5e1
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation, localcontext
 
 #: exponents beyond this are no measurement; such strings are not numbers
@@ -21,7 +22,7 @@ def parse_number(text: str) -> Decimal | None:
         value = Decimal(text)
     except (InvalidOperation, ValueError):
         return None
-    if not value.is_finite() or abs(int(value.as_tuple().exponent)) > MAX_EXPONENT:
+    if not value.is_finite() or not -MAX_EXPONENT <= value.adjusted() <= MAX_EXPONENT:
         return None
     return value
 
@@ -54,6 +55,11 @@ class NumberIndex:
     def add(self, value: Decimal) -> None:
         """Record one exact value."""
         self._values.add(value)
+        self._dirty = True
+
+    def update(self, values: Iterable[Decimal]) -> None:
+        """Record many exact values."""
+        self._values.update(values)
         self._dirty = True
 
     def _build(self) -> None:
