@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import InputError
 from .inputs import file_identity, read_text
-from .numeric import NumberIndex, parse_number, shift
+from .numeric import NumberIndex
 from .paths import Boundary
 
 # a number standing on its own: not the 16 of `en_sec_16`, nor the 2 of `gpt2`; no two quantifiers can
@@ -37,28 +37,20 @@ class EvidenceLog:
     """The numbers a set of experimental logs attests, indexed for lookup at any printed precision."""
 
     files: list[Path] = field(default_factory=list)
-    raw: set[str] = field(default_factory=set)
     index: NumberIndex = field(default_factory=NumberIndex)
+
+    @property
+    def raw(self) -> set[str]:
+        """Return every numeric string of the logs as printed (what `strict` matching compares)."""
+        return self.index.tokens
 
     def add(self, raw: str) -> None:
         """Record one numeric string of a log."""
-        self.add_many((raw.strip(),))
+        self.index.add_tokens((raw.strip(),))
 
     def add_many(self, tokens: Iterable[str]) -> None:
-        """Record many numeric strings; each distinct string is parsed once (a long log repeats itself)."""
-        fresh = set(tokens)
-        fresh.difference_update(self.raw)
-        values = []
-        for raw in fresh:
-            value = parse_number(raw.replace(",", "") if "," in raw else raw)
-            if value is None:
-                continue
-            self.raw.add(raw)
-            values.append(value)
-            # a fraction in the log may be printed as a percentage: 0.914 -> 91.4
-            if -1 <= value <= 1 and (scaled := shift(value, 2)) is not None:
-                values.append(scaled)
-        self.index.update(values)
+        """Record many numeric strings; each distinct one is parsed once, when first asked about."""
+        self.index.add_tokens(tokens)
 
     def attests(self, value: Decimal, printed: str = "", strict: bool = False) -> bool:
         """Return whether a printed number is in the logs: equal, equal after rounding to its printed precision,

@@ -9,11 +9,14 @@ exponent shifts below are exact for any exponent), so `3.2e+20`, `1e308`, `2.5e1
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Iterable
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation, localcontext
 
 #: exponents beyond this are no measurement; such strings are not numbers
 MAX_EXPONENT = 10**15
+#: floats order decimals exactly only in their normal range
+_FLOAT_MIN, _FLOAT_MAX = 1e-290, 1e290
 
 
 def parse_number(text: str) -> Decimal | None:
@@ -36,8 +39,127 @@ def shift(value: Decimal, places: int) -> Decimal | None:
     return Decimal((sign, digits, moved))
 
 
+class _Query:
+    """The exact interval of values that round to a printed number (half-up or half-even)."""
+
+    def __init__(self, printed: Decimal) -> None:
+        sign, digits, exponent = printed.as_tuple()
+        self.half = Decimal((0, (5,), int(exponent) - 1))
+        self.zero = printed == 0
+        self.negative = bool(sign)
+        self.even = digits[-1] % 2 == 0
+        magnitude = printed.copy_abs()
+        # exact: both ends have at most one digit more than the printed number, at any exponent
+        with localcontext(Context(prec=len(digits) + 2, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[])):
+            self.low, self.high = magnitude - self.half, magnitude + self.half
+
+    def holds(self, value: Decimal) -> bool:
+        """Return whether `value` rounds to the printed number."""
+        magnitude = value.copy_abs()
+        if self.zero:
+            return magnitude <= self.half  # a tie goes to the even 0, whatever the sign
+        if value == 0 or value.is_signed() != self.negative:
+            return False
+        # half-up: the lower tie rounds away from zero, to it; half-even: the upper tie when its digit is even
+        return self.low <= magnitude < self.high or (magnitude == self.high and self.even)
+
+    def float_window(self) -> tuple[float, float]:
+        """Return float bounds a little wider than the interval (two ulps each side)."""
+        if self.zero:
+            low, high = -float(self.half), float(self.half)
+        elif self.negative:
+            low, high = -float(self.high), -float(self.low)
+        else:
+            low, high = float(self.low), float(self.high)
+        for _ in range(2):
+            low, high = math.nextafter(low, -math.inf), math.nextafter(high, math.inf)
+        return low, high
+
+
+def _float_orders(token: str, value: float) -> bool:
+    """Return whether a float orders this token exactly among others like it (<= 15 digits, normal range)."""
+    if not (_FLOAT_MIN < abs(value) < _FLOAT_MAX):
+        return value == 0 and not any(c in "123456789" for c in token.partition("e")[0].partition("E")[0])
+    if len(token) <= 16:
+        return True
+    mantissa = token.lower().partition("e")[0]
+    return len(mantissa.replace(".", "").lstrip("+-").strip("0")) <= 15
+
+
 class NumberIndex:
-    """A set of exact values answering: does any of them round to a printed number at its precision?"""
+    """Numbers of experimental logs, answering: does any of them round to a printed number at its precision?
+
+    Numeric strings are kept as printed and, on the first query, sorted by their float value,
+    which orders numbers of up to 15 significant digits exactly; a query bisects a float window
+    and confirms each candidate with exact decimals. Numbers a float cannot order (more
+    digits, beyond its range) go to an exact sorted index of Decimals.
+    """
+
+    def __init__(self) -> None:
+        self.tokens: set[str] = set()
+        self._values: set[Decimal] = set()
+        self._sorted: list[str] = []
+        self._keys: list[float] = []
+        self._exact = _ExactIndex()
+        self._dirty = False
+
+    def __len__(self) -> int:
+        return len(self.tokens) + len(self._values)
+
+    def add_tokens(self, tokens: Iterable[str]) -> None:
+        """Record numeric strings as a log prints them."""
+        self.tokens.update(tokens)
+        self._dirty = True
+
+    def add(self, value: Decimal) -> None:
+        """Record one exact value."""
+        self._values.add(value)
+        self._dirty = True
+
+    def _build(self) -> None:
+        simple: list[str] = []
+        exact: list[Decimal] = list(self._values)
+        for token in self.tokens:
+            try:
+                number = float(token)
+            except ValueError:
+                number = math.nan
+            if _float_orders(token, number):
+                simple.append(token)
+            elif (value := parse_number(token.replace(",", ""))) is not None:
+                exact.append(value)
+        simple.sort(key=float)
+        self._sorted, self._keys = simple, [float(t) for t in simple]
+        self._exact = _ExactIndex()
+        for value in exact:
+            self._exact.add(value)
+            # a fraction in the log may be printed as a percentage: 0.914 -> 91.4
+            if -1 <= value <= 1 and (scaled := shift(value, 2)) is not None:
+                self._exact.add(scaled)
+        self._dirty = False
+
+    def rounds_to(self, printed: Decimal) -> bool:
+        """Return whether a value, or 100 times a value of at most 1, rounds to `printed` at its precision."""
+        if self._dirty:
+            self._build()
+        if self._exact.rounds_to(printed) or self._window_holds(_Query(printed), scaled=False):
+            return True
+        fraction = shift(printed, -2)
+        return fraction is not None and self._window_holds(_Query(fraction), scaled=True)
+
+    def _window_holds(self, query: _Query, scaled: bool) -> bool:
+        low, high = query.float_window()
+        start = bisect.bisect_left(self._keys, low)
+        end = bisect.bisect_right(self._keys, high)
+        for position in range(start, end):
+            value = Decimal(self._sorted[position])
+            if (not scaled or -1 <= value <= 1) and query.holds(value):
+                return True
+        return False
+
+
+class _ExactIndex:
+    """Exact Decimals in sorted lists (by sign and magnitude), for the numbers a float cannot order."""
 
     def __init__(self) -> None:
         self._values: set[Decimal] = set()
@@ -46,20 +168,9 @@ class NumberIndex:
         self._zero = False
         self._dirty = False
 
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def __contains__(self, value: object) -> bool:
-        return value in self._values
-
     def add(self, value: Decimal) -> None:
         """Record one exact value."""
         self._values.add(value)
-        self._dirty = True
-
-    def update(self, values: Iterable[Decimal]) -> None:
-        """Record many exact values."""
-        self._values.update(values)
         self._dirty = True
 
     def _build(self) -> None:
@@ -72,18 +183,9 @@ class NumberIndex:
         """Return whether a value rounds to `printed` at its printed precision (half-up or half-even)."""
         if self._dirty:
             self._build()
-        sign, digits, exponent = printed.as_tuple()
-        half = Decimal((0, (5,), int(exponent) - 1))
-        if printed == 0:
-            # |v| <= half rounds to zero (a tie goes to the even 0), whatever the sign
-            return self._zero or any(values and values[0] <= half for values in (self._positive, self._negative))
-        values = self._negative if sign else self._positive
-        magnitude = printed.copy_abs()
-        # exact: both ends have at most one digit more than the printed number, at any exponent
-        with localcontext(Context(prec=len(digits) + 2, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[])):
-            low, high = magnitude - half, magnitude + half
-        index = bisect.bisect_left(values, low)  # half-up: the lower tie rounds away from zero, to `printed`
-        if index == len(values):
-            return False
-        # half-even: the upper tie rounds to `printed` when its last digit is even
-        return values[index] < high or (values[index] == high and digits[-1] % 2 == 0)
+        query = _Query(printed)
+        if query.zero:
+            return self._zero or any(values and values[0] <= query.half for values in (self._positive, self._negative))
+        values = self._negative if query.negative else self._positive
+        index = bisect.bisect_left(values, query.low)
+        return index < len(values) and query.holds(values[index].copy_negate() if query.negative else values[index])

@@ -117,3 +117,37 @@ def test_the_scanner_never_raises_on_number_like_text(text: str) -> None:
 def test_parse_number_returns_a_finite_value_or_none(text: str) -> None:
     value = parse_number(text)
     assert value is None or value.is_finite()
+
+
+@given(
+    values=st.lists(
+        st.builds(
+            lambda d, e, n: Decimal((int(n), tuple(int(c) for c in str(d)), e)),
+            st.integers(min_value=0, max_value=10**20),
+            st.integers(min_value=-320, max_value=320),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    pick=st.integers(min_value=0, max_value=5),
+    keep=st.integers(min_value=1, max_value=18),
+    offset=st.integers(min_value=-2, max_value=2),
+    percent=st.booleans(),
+)
+def test_log_strings_and_exact_values_attest_alike(
+    values: list[Decimal], pick: int, keep: int, offset: int, percent: bool
+) -> None:
+    # the fast path (strings ordered by float) and the exact path (Decimals) must agree everywhere
+    from_strings, exact = NumberIndex(), NumberIndex()
+    from_strings.add_tokens(str(v) for v in values)
+    for v in values:
+        exact.add(v)
+    target = values[pick % len(values)]
+    if percent:
+        target = _BIG.multiply(target, Decimal(100))
+    quantum = Decimal((0, (1,), target.adjusted() - keep + 1))
+    printed = _BIG.add(target.quantize(quantum, ROUND_HALF_UP, _BIG), _BIG.multiply(quantum, Decimal(offset)))
+    assert from_strings.rounds_to(printed) == exact.rounds_to(printed)
+    if offset == 0 and (not percent or abs(values[pick % len(values)]) <= 1):
+        assert from_strings.rounds_to(printed)
