@@ -2,7 +2,8 @@
 
     python bench/bench_inputs.py [--rows 1000000] [--bib-mb 20] [--reply-mb 10]
 
-Cases: loading a CSV log of ROWS rows; loading a .bib of BIB_MB megabytes; the evidence gate
+Cases: parsing a reply of REPLY_MB megabytes (commentary then one edit; one line of spaces then
+a bare edit); loading a CSV log of ROWS rows; loading a .bib of BIB_MB megabytes; the evidence gate
 (`try_patch` with `EvidenceGate`, no compile) on a manuscript declaring both; a reply of
 REPLY_MB megabytes (commentary, then one edit) through the same gate; a reply that is one
 line of REPLY_MB megabytes of spaces. Prints seconds and peak RSS; no assertion.
@@ -77,6 +78,13 @@ def run_case(case: str, directory: Path) -> dict[str, float | str | int]:
         result = try_patch(root, edit, [EvidenceGate(root, EvidenceConfig())])
         root.write_bytes(before)
         extra = {"accepted": int(result.accepted), "reason": str(result.reason), "reply_bytes": len(edit)}
+    elif case in ("parse_reply", "parse_spaces"):
+        from pytest_patchwrite.edit import parse_edit
+
+        text = (directory / ("reply.txt" if case == "parse_reply" else "spaces.txt")).read_text()
+        started = time.perf_counter()
+        edit = parse_edit(text, 7)
+        extra = {"span": f"{edit.start}-{edit.end}", "reply_bytes": len(text)}
     else:
         raise SystemExit(f"unknown case {case}")
     seconds = time.perf_counter() - started
@@ -98,7 +106,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-inputs-") as tmp:
         directory = Path(tmp)
         make_inputs(directory, args.rows, args.bib_mb, args.reply_mb)
-        for case in ("csv_log", "bib", "gate", "reply", "spaces"):
+        for case in ("parse_reply", "parse_spaces", "csv_log", "bib", "gate", "reply", "spaces"):
             # a fresh process per case: its peak RSS is that case's alone
             out = subprocess.run(
                 [sys.executable, __file__, "--case", case, "--dir", str(directory)],
