@@ -100,3 +100,26 @@ def test_a_long_digit_run_in_a_log_is_scanned(tmp_path: Path) -> None:
     # a run of digits followed by a letter was quadratic in the token regex
     (tmp_path / "r.txt").write_text("1" * 2_000_000 + "a 0.5\n")
     assert load_logs(["r.txt"], tmp_path).attests(Decimal("0.5"))
+
+
+def test_a_nul_in_a_bibliography_name_is_a_missing_bib(tmp_path: Path) -> None:
+    from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
+    from pytest_patchwrite.manuscript import load_manuscript
+
+    root = tmp_path / "main.tex"
+    root.write_text("\\documentclass{article}\n\\begin{document}\n\\cite{a}\n\\bibliography{re\x00fs}\n\\end{document}\n")
+    report = evaluate(load_manuscript(root), EvidenceConfig())
+    assert "missing_bib" in [v.kind for v in report.citations]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_a_read_only_directory_is_an_input_error(tmp_path: Path) -> None:
+    paper = tmp_path / "main.tex"
+    paper.write_text("a\n")
+    tmp_path.chmod(0o555)
+    try:
+        with pytest.raises(InputError, match="is not writable"):
+            try_patch(paper, "EDIT 1 1\nb\n")
+    finally:
+        tmp_path.chmod(0o755)
+    assert paper.read_text() == "a\n"
