@@ -2,7 +2,8 @@
 
     python bench/bench_compile.py [--repeat 7]
 
-Prints medians and ratios; no assertion (timings belong here, not in tests).
+Prints medians and ratios; no assertion (timings belong here, not in tests). The `sandbox` column is
+the gate with its OS sandbox over the same gate trusted (no sandbox), interleaved in the same run.
 """
 
 from __future__ import annotations
@@ -72,14 +73,15 @@ def main() -> None:
                 {},
             ),
         ]
-        print(f"{'case':30} {'bare s':>8} {'gate s':>8} {'ratio':>6}")
+        print(f"{'case':30} {'bare s':>8} {'gate s':>8} {'ratio':>6} {'open s':>8} {'sandbox':>8}")
         for name, paper, root, steps, options in cases:
-            bare_s, gate_s = [], []
-            for _ in range(args.repeat):  # interleaved so machine noise hits both alike
+            bare_s, gate_s, open_s = [], [], []
+            for _ in range(args.repeat):  # interleaved so machine noise hits all alike
                 bare_s.append(bare(paper, root, steps))
                 gate_s.append(gated(paper / root, **options))
-            b, g = statistics.median(bare_s), statistics.median(gate_s)
-            print(f"{name:30} {b:8.3f} {g:8.3f} {g / b:6.2f}")
+                open_s.append(gated(paper / root, trusted=True, **options))
+            b, g, o = statistics.median(bare_s), statistics.median(gate_s), statistics.median(open_s)
+            print(f"{name:30} {b:8.3f} {g:8.3f} {g / b:6.2f} {o:8.3f} {g / o:8.3f}")
         cache = Path(tmp) / "cache"
         gate = CompileGate(cache_dir=cache)
         gate.compile(EXAMPLE / "main.tex")

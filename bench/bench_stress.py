@@ -1,9 +1,11 @@
 """Benchmark: the full 768-job oracle stress run against 768 bare pdflatex runs, measured in one run.
 
-    python bench/bench_stress.py [-j 2] [--repeat 9]
+    python bench/bench_stress.py [-j 2] [--repeat 9] [--sandbox-overhead]
 
 Prints the wall time of the run, 768 x the median bare `pdflatex -interaction=nonstopmode`
 of one corpus manuscript, and their ratio (the issue's target: at or under 0.6 on two cores).
+`--sandbox-overhead` also runs the stress run without the OS sandbox (trusted) right after, and prints
+the ratio of the two walls.
 """
 
 from __future__ import annotations
@@ -34,21 +36,31 @@ def bare_pdflatex(repeat: int) -> float:
     return statistics.median(times)
 
 
+def stress_wall(jobs: int | None, trusted: bool) -> tuple[float, int]:
+    """Return (wall seconds, jobs) of one full stress run, with or without the OS sandbox."""
+    options = StressOptions(conditions=PAPER_CONDITIONS, trusted=trusted)
+    with tempfile.TemporaryDirectory() as out:
+        started = time.perf_counter()
+        summary = run_stress(list(DOCUMENTS), options, Path(out), jobs)
+        return time.perf_counter() - started, int(summary["n_jobs"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("-j", "--jobs", type=int, default=None)
     parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--sandbox-overhead", action="store_true", help="also run without the sandbox; print both")
     args = parser.parse_args()
     bare = bare_pdflatex(args.repeat)
-    with tempfile.TemporaryDirectory() as out:
-        started = time.perf_counter()
-        summary = run_stress(list(DOCUMENTS), StressOptions(conditions=PAPER_CONDITIONS), Path(out), args.jobs)
-        wall = time.perf_counter() - started
-    n = summary["n_jobs"]
+    wall, n = stress_wall(args.jobs, trusted=False)
     print(f"median bare pdflatex of a corpus manuscript: {bare:.3f} s")
     print(f"{n} x that:                                  {n * bare:.1f} s")
     print(f"full stress run ({n} jobs):                 {wall:.1f} s  ({wall / n * 1000:.1f} ms per job)")
     print(f"ratio:                                      {wall / (n * bare):.3f}")
+    if args.sandbox_overhead:
+        unconfined, _ = stress_wall(args.jobs, trusted=True)
+        print(f"same run without the OS sandbox:            {unconfined:.1f} s")
+        print(f"sandbox overhead (sandboxed / unconfined):  {wall / unconfined:.3f}")
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ class StressOptions:
     engine: str | None = None
     cache_dir: str = ""
     timeout: float = 60.0
+    trusted: bool = False  # the corpus is ours: `True` compiles without the OS sandbox (to measure its cost)
 
 
 def _tokens(text: str) -> tuple[set[str], set[str]]:
@@ -74,7 +75,8 @@ def run_job(doc_id: str, fault_name: str, condition: str, options: StressOptions
     fault = inject(head, fault_name)
     root = materialize(doc, work / doc_id / fault_name / condition, options.build, fault.broken)
     compile_gate = CompileGate(root, engine=options.engine, timeout=options.timeout, resolve=False,
-                               cache_dir=options.cache_dir or None, use_cache=bool(options.cache_dir))  # fmt: skip
+                               cache_dir=options.cache_dir or None, use_cache=bool(options.cache_dir),
+                               trusted=options.trusted)  # fmt: skip
     strict = EvidenceConfig(numbers="all") if condition == "po_slot_strict" else EvidenceConfig()
     evidence_gate = EvidenceGate(root, strict)
     gates: list[Gate] = []
