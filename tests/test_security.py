@@ -512,3 +512,23 @@ def test_shared_bibliography_one_level_up_compiles_and_nothing_else_is_visible(t
     (repo / "paper" / "main.tex").write_text((repo / "paper" / "main.tex").read_text().replace("\\input{../other}", ""))
     done = _run_check(repo / "paper" / "main.tex", dict(os.environ), tmp_path / "cache")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("row", ["kpathsea-dollar-brace", "input-absolute", "log-outside", "symlink-dotfile"])
+def test_pytest_report_holds_no_secret(row: str, tmp_path: Path, server: int) -> None:
+    """The same attacks through `pytest --noconftest`: terminal output and `--patchwrite-report` stay clean."""
+    attack = {a.id: a for a in ATTACKS}[row]
+    _require(attack)
+    base = tmp_path / "w"
+    root, env = _world(base, attack, server)
+    (root.parent / "conftest.py").write_text(f"raise SystemExit('{CANARY} conftest ran')\n")  # --noconftest
+    report = tmp_path / "report.json"
+    env = dict(env, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    cmd = [sys.executable, "-m", "pytest", "--noconftest", "-p", "no:randomly", "-p", "no:cacheprovider",
+           str(root.parent), f"--patchwrite-report={report}", "-q"]  # fmt: skip
+    done = subprocess.run(cmd, cwd=base / "repo", env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-2000:]
+    assert report.exists()
+    for text in (done.stdout, done.stderr, report.read_text()):
+        assert CANARY not in text and CANARY_NUMBER not in text
+    assert _canary_files(tmp_path / "cache") == []
