@@ -92,12 +92,14 @@ def _one_f1(gt: str, gen: str, gt_part: str | None, gen_part: str | None, args: 
 
     gt_refs, gen_refs = _manuscript(gt), _manuscript(gen)
     gt_partition, gen_partition = _partition(gt_part, gt_refs), _partition(gen_part, gen_refs)
-    if getattr(args, "judge", None) and gt_partition is None:
+    if getattr(args, "judge", None):
         from .judges import label_references, make_judge
 
+        # the judge labels whichever side the mode needs and no file partitions
         judge = make_judge(args.judge, cache_dir=_cache_dir(args))
-        gt_partition = label_references(judge, gt_refs).partition
-        if args.mode == "skill":
+        if gt_partition is None:
+            gt_partition = label_references(judge, gt_refs).partition
+        if args.mode == "skill" and gen_partition is None:
             gen_partition = label_references(judge, gen_refs).partition
     return citation_f1(gt_refs.references, gen_refs.references, gt_partition, gen_partition, args.mode)
 
