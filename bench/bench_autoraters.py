@@ -151,8 +151,8 @@ def local_judge() -> None:
         call = score_litreview(judge, paper, count, 59.18)
         report = validate(call.data, count, 59.18)
         print(f"  litreview {paper.parent.name}: parsed {call.ok}, overall {report.overall_score}, recomputed "
-              f"{report.recomputed['expected']}, caps broken {[v['rule'] for v in report.cap_violations]} "
-              f"({call.seconds:.0f} s)")  # fmt: skip
+              f"{report.recomputed['expected']}, valid {report.valid}, caps broken "
+              f"{[v['rule'] for v in report.cap_violations]} ({call.seconds:.0f} s)")  # fmt: skip
 
 
 if __name__ == "__main__":
