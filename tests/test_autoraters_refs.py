@@ -238,3 +238,18 @@ def test_a_bibliography_outside_the_tree_is_not_read(tmp_path: Path) -> None:
     )
     refs = load_references(tmp_path / "paper" / "main.tex")
     assert refs.bib_files == [] and refs.missing_bibs == ["../secret"] and not refs.references[0].resolved
+
+
+def test_flatten_reads_inputs_in_place_and_never_outside_the_tree(tmp_path: Path) -> None:
+    from pytest_patchwrite.autoraters.sections import flatten, review_sections
+
+    (tmp_path / "secret.tex").write_text("SECRET")
+    paper = tmp_path / "paper"
+    (paper / "sections").mkdir(parents=True)
+    (paper / "sections" / "intro.tex").write_text("\\section{Introduction}\nIntro text.\n")
+    (paper / "main.tex").write_text("\\documentclass{article}\\begin{document}\n\\input{sections/intro}\n"
+                                    "\\input{../secret}\n\\section{Related Work}\nRW.\n\\section{Method}\nM.\n"
+                                    "\\end{document}\n")  # fmt: skip
+    flat = flatten(paper / "main.tex")
+    assert "Intro text." in flat and "SECRET" not in flat and "\\input{../secret}" in flat
+    assert [s.title for s in review_sections(flat)] == ["Introduction", "Related Work"]

@@ -20,6 +20,7 @@ from ..bib import resolve_bib
 from ..gates.evidence import EvidenceConfig
 from ..latex import mask, scan
 from ..manuscript import Manuscript
+from ..paths import Boundary, OutsideTree
 from ..transaction import InputError, read_text
 from .sections import Reader, flatten
 
@@ -233,14 +234,17 @@ def load_references(root: Path | str, reader: Reader | None = None) -> Reference
     config = EvidenceConfig().for_manuscript(Manuscript(resolved, [resolved], {resolved: flat}))
     paths: list[Path] = []
     missing: list[str] = []
-    top = resolved.parent
+    boundary = Boundary.for_root(resolved)
     for name, _line in found.bibliographies:
-        path = resolve_bib(name, top)
-        if path is None or not _inside(path, top, name):
+        try:
+            path = resolve_bib(name, resolved.parent, boundary)
+        except OutsideTree:
+            path = None  # named outside the manuscript's tree: listed as missing, never read
+        if path is None:
             missing.append(name)
         elif path not in paths:
             paths.append(path)
-    paths.extend(p for p in config.bibs if p not in paths and p.is_file() and _inside(p, top, str(p)))
+    paths.extend(p for p in config.bibs if p not in paths and boundary.allowed(p, shared=True) and p.is_file())
     entries = _entries(paths)
     items = _bibitems(flat)
     keys: list[str] = []
@@ -260,18 +264,6 @@ def load_references(root: Path | str, reader: Reader | None = None) -> Reference
         else:
             references.append(Reference(num, key, resolved=False))
     return ReferenceList(root, references, paths, missing)
-
-
-def _inside(path: Path, top: Path, name: str) -> bool:
-    """Return False for a bibliography a manuscript names outside its own tree (`../../home/x.bib`).
-
-    A file kpsewhich found in the TeX tree is fine: TeX reads it too. A stranger's manuscript may not make us
-    read anything else outside its directory.
-    """
-    local = (top / (name if name.endswith(".bib") else f"{name}.bib")).resolve()
-    if path.resolve() != local and not Path(name).is_absolute():
-        return True  # found by kpsewhich in the TeX tree
-    return local.is_relative_to(top.resolve())
 
 
 def judge_listing(refs: ReferenceList) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..latex import command_args, mask
 from ..manuscript import input_spans
+from ..paths import Boundary
 from ..transaction import InputError, read_text
 
 Reader = Callable[[Path], "str | None"]
@@ -25,8 +26,14 @@ _STOP = re.compile(
 )
 
 
-def _disk_reader(path: Path) -> str | None:
-    return read_text(path) if path.is_file() else None
+def _disk_reader(root: Path) -> Reader:
+    """Return a reader of the files under the root's boundary (no dot-files, no links out of the tree)."""
+    boundary = Boundary.for_root(root)
+
+    def read(path: Path) -> str | None:
+        return read_text(path) if path == root or (boundary.allowed(path) and path.is_file()) else None
+
+    return read
 
 
 def flatten(root: Path, reader: Reader | None = None, max_depth: int = 20) -> str:
@@ -34,7 +41,7 @@ def flatten(root: Path, reader: Reader | None = None, max_depth: int = 20) -> st
 
     Only files inside the root's directory are read; an input that leaves it, or is missing, stays as written.
     """
-    read = reader or _disk_reader
+    read = reader or _disk_reader(root.resolve())
     top = root.resolve().parent
     text = read(root.resolve())
     if text is None:
