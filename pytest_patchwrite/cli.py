@@ -151,20 +151,27 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
 def cmd_inject(args: argparse.Namespace) -> int:
     """Inject one of the eight faults into FILE."""
-    from .corpus import FaultNotApplicable, inject
+    from .check import CheckOptions
+    from .corpus import FaultNotApplicable
+    from .corpus.verify import inject_verified
 
     path = Path(args.file)
-    text = read_text(path)
+    read_text(path)
+    options = CheckOptions(engine=args.engine, timeout=args.timeout or 60.0)
     try:
-        fault = inject(text, args.fault)
+        verified = inject_verified(path, args.fault, options)
     except FaultNotApplicable as exc:
         raise InputError(path, str(exc)) from None
+    fault = verified.fault
     if args.output == "-":
         sys.stdout.write(fault.broken)
     else:
         Path(args.output).write_text(fault.broken, encoding="utf-8", newline="")
     where = path if args.output == "-" else args.output
     print(f"{where}:{fault.line}: {fault.name} ({fault.fault_class}): {fault.note}", file=sys.stderr)
+    for skipped in verified.rejected:
+        print(f"  skipped a site that does not break the document: {skipped}", file=sys.stderr)
+    print(f"  verified: {verified.outcome}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -355,6 +362,8 @@ def build_parser() -> argparse.ArgumentParser:
     inject.add_argument("--fault", required=True, help="fake_cite, bad_number, todo, swapped_acc, broken_math, "
                         "unmatched_brace, unclosed_env or undefined_cmd")  # fmt: skip
     inject.add_argument("-o", "--output", default="-", help="where to write the broken text (default: stdout)")
+    inject.add_argument("--engine", choices=("pdflatex", "xelatex", "lualatex"), default=None)
+    inject.add_argument("--timeout", type=_seconds, default=None, help="seconds per verification compile")
     inject.set_defaults(func=cmd_inject)
 
     stress = sub.add_parser("stress", help="rerun the paper's oracle stress test (Table 2)")

@@ -148,8 +148,11 @@ def fault_case(request: pytest.FixtureRequest, tmp_path: Path) -> FaultCase:
         work = tmp_path / root.parent.name
         copy_manuscript_dir(root.parent, work, root.stem)
         path = work / root.name
-        try:
-            fault = inject(read_text(path), fault_name)
+        from .corpus.verify import inject_verified
+        from .plugin import SETTINGS
+
+        try:  # the first site that really breaks the copy, as `patchwrite inject` picks it
+            fault = inject_verified(path, fault_name, request.config.stash[SETTINGS].options).fault
         except FaultNotApplicable as exc:
             pytest.skip(f"{root}: {exc}")
         path.write_text(fault.broken, encoding="utf-8", newline="")

@@ -26,6 +26,13 @@ _ENV_DEFINER = re.compile(
 )
 _CS_NAME = re.compile(r"\s*(\\(?:[A-Za-z@]+|.))")
 _IF = re.compile(r"\\(?:if[A-Za-z@]*|else|fi)(?![A-Za-z@])")
+# \iff is an arrow; these take their branches as arguments (ifthen, etoolbox, biblatex) and have no \fi
+_NOT_CONDITIONALS = frozenset(
+    "\\" + name
+    for name in """iff ifthenelse ifblank ifdefempty ifstrequal ifstrempty ifdef ifundef ifcsdef ifcsundef ifdefmacro
+    ifdefstring ifdefvoid ifcsvoid ifcsempty ifbool ifboolexpr iftoggle ifnumcomp ifdimcomp ifnumequal ifinlist
+    ifentrytype iffieldundef ifnameundef iflistundef ifcitation ifkeyword""".split()
+)
 _TODONOTES = re.compile(r"\\usepackage\s*\[(?P<options>[^\]]*)\]\s*\{[^}]*\btodonotes\b")
 _WORD_STOP = re.compile(r"[\\{}$%\n]")
 TODO_MACRO = "\\todo"
@@ -96,24 +103,35 @@ def _definition(name: str, environment: bool, body: str) -> Definition:
     return Definition(name, environment, body, hit.group(0) if hit else None)
 
 
-def dead_branches(masked: str) -> list[tuple[int, int]]:
-    """Return the ranges of `\\iffalse` branches (up to their `\\else` or `\\fi`), which TeX never typesets."""
-    ranges: list[tuple[int, int]] = []
-    stack: list[tuple[bool, int]] = []  # (is \iffalse, where its dead branch starts)
+def _conditionals(masked: str) -> list[tuple[str, int, int, int | None, int]]:
+    """Return each closed conditional: (its \\if word, start, end of the word, its \\else or None, end of its \\fi)."""
+    found: list[tuple[str, int, int, int | None, int]] = []
+    stack: list[tuple[str, int, int, int | None]] = []
     for m in _IF.finditer(masked):
         word = m.group(0)
-        if word == "\\fi" or word == "\\else":
-            if not stack:
-                continue
-            dead, start = stack[-1]
-            if dead and start >= 0:
-                ranges.append((start, m.start()))
-                stack[-1] = (dead, -1)  # after \else of \iffalse the text is live
-            if word == "\\fi":
-                stack.pop()
-        elif word != "\\iff":  # \iff is the math arrow, not a conditional
-            stack.append((word == "\\iffalse", m.end()))
-    return ranges
+        if word in _NOT_CONDITIONALS or masked[max(0, m.start() - 6) : m.start()] == "\\newif":
+            continue  # not a conditional of TeX's; `\newif\ifdraft` declares one
+        if word == "\\else":
+            if stack and stack[-1][3] is None:
+                stack[-1] = (*stack[-1][:3], m.start())
+        elif word == "\\fi":
+            if stack:
+                name, start, end, other = stack.pop()
+                found.append((name, start, end, other, m.end()))
+        else:
+            stack.append((word, m.start(), m.end(), None))
+    return found
+
+
+def dead_branches(masked: str) -> list[tuple[int, int]]:
+    """Return the ranges of `\\iffalse` branches (up to their `\\else` or `\\fi`), which TeX never typesets."""
+    return [(end, other if other is not None else fi - 3) for word, _, end, other, fi in _conditionals(masked)
+            if word == "\\iffalse"]  # fmt: skip
+
+
+def conditional_spans(masked: str) -> list[tuple[int, int]]:
+    """Return the ranges of every closed conditional, `\\if...` to `\\fi`: which branch is typeset depends."""
+    return [(start, fi) for _, start, _, _, fi in _conditionals(masked)]
 
 
 def todonotes_disabled(root_text: str) -> bool:

@@ -8,6 +8,8 @@ same `check_manuscript` as `patchwrite check`.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -294,3 +296,77 @@ def test_without_a_pdf_the_source_rules_decide(tmp_path: Path) -> None:
     assert evidence.placeholders_in(None) == evidence.placeholders
     assert evidence.placeholders_in("The ablation removes one layer at a time.") == []
     assert evidence.placeholders_in("(TODO) describe the\nabla-\ntion.") == evidence.placeholders
+
+
+# IEEEtran's \ifCLASSOPTIONcompsoc, declared the way the class does (IEEEtran's Times needs
+# texlive-fonts-recommended, which the test machines need not have)
+IEEE_COMPSOC = r"""\documentclass{article}
+\newif\ifCLASSOPTIONcompsoc\CLASSOPTIONcompsoctrue
+\begin{document}
+\title{Robust Encoders}
+\maketitle
+\section{Introduction}
+Encoders~\cite{v1.5} gain 1.5 points over~\cite{lee2019}.
+\section{Method}
+We train for 12.5 hours.
+\ifCLASSOPTIONcompsoc
+\section*{Acknowledgments}
+\else
+\section*{Acknowledgment}
+Thanks~\cite{lee2019}, 2.5 times.
+\fi
+\bibliographystyle{IEEEtran}
+\bibliography{refs}
+\end{document}
+"""
+IEEE_BIB = """@misc{v1.5, author = {A. Vee}, title = {Version one and a half}, year = {2021}}
+@misc{lee2019, author = {M. Lee}, title = {Baselines}, year = {2019}}
+"""
+
+
+@pytest.mark.parametrize("fault", ["broken_math", "unclosed_env", "unmatched_brace", "fake_cite", "todo"])
+def test_inject_places_faults_where_they_break(tmp_path: Path, fault: str) -> None:
+    require_tool("pdflatex")
+    require_tool("bibtex")
+    _write(tmp_path, {"main.tex": IEEE_COMPSOC, "refs.bib": IEEE_BIB})
+    out = tmp_path / "broken.tex"
+    cli = [sys.executable, "-m", "pytest_patchwrite.cli", "inject", str(tmp_path / "main.tex"), "--fault", fault]
+    proc = subprocess.run([*cli, "-o", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "verified: " in proc.stderr
+    broken = out.read_text()
+    line = int(proc.stderr.split(":", 2)[1])
+    assert not 10 <= line <= 15, f"{fault} went into a conditional branch at line {line}"
+    if fault == "broken_math":
+        assert "\\cite{v1.5}" in broken and "$1.5 points" in broken  # not inside the key
+    (tmp_path / "main.tex").write_text(broken)
+    results = check_manuscript(tmp_path / "main.tex", CheckOptions(use_cache=False))
+    item = {"fake_cite": "citations", "todo": "placeholders"}.get(fault, "compile")
+    assert not results[item].ok, results
+
+
+def test_inject_says_so_when_no_site_breaks(tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    only_in_branches = IEEE_COMPSOC.replace("\\section{Introduction}", "").replace("\\section{Method}", "")
+    _write(tmp_path, {"main.tex": only_in_branches, "refs.bib": IEEE_BIB})
+    cli = [sys.executable, "-m", "pytest_patchwrite.cli", "inject", str(tmp_path / "main.tex"), "--fault", "todo"]
+    proc = subprocess.run(cli, capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "main.tex" in proc.stderr and "todo: no site" in proc.stderr
+
+
+def test_fault_case_on_your_own_paper_uses_verified_sites(pytester: pytest.Pytester) -> None:
+    require_tool("pdflatex")
+    require_tool("bibtex")
+    _write(pytester.path / "paper", {"main.tex": IEEE_COMPSOC, "refs.bib": IEEE_BIB})
+    pytester.makeini("[pytest]\npatchwrite_collect = false\npatchwrite_fault_base = paper/main.tex\n")
+    pytester.makepyfile(
+        """
+        def test_repair(fault_case):
+            assert not fault_case.fixed()
+            assert not 10 <= fault_case.fault.line <= 16, fault_case.fault.line  # never in a conditional branch
+            assert "$1.5 points" in fault_case.broken or fault_case.name != "broken_math"
+        """
+    )
+    result = pytester.runpytest_subprocess("--patchwrite-faults", "broken_math,unclosed_env,fake_cite")
+    result.assert_outcomes(passed=3)

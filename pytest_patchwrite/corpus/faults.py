@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..edit import Edit, line_ending
-from ..latex import mask, scan
+from ..latex import _inside, _merge, _structural_ranges, mask, scan
+from ..placeholders import conditional_spans, definitions
 from .documents import FAKE_KEY
 
 CONTENT_FAULTS = ("fake_cite", "bad_number", "todo", "swapped_acc")
@@ -86,7 +88,8 @@ def _body_range(masked_lines: list[str]) -> tuple[int, int]:
     return begin + 1, end
 
 
-def _last_section(masked_lines: list[str], name: str) -> int:
+def _sections(masked_lines: list[str], name: str) -> list[int]:
+    """Return the indices of the body's `\\section` lines, last first (where a fault goes, in order)."""
     start, end = _body_range(masked_lines)
     sections = [i for i in range(start, end) if _SECTION.search(masked_lines[i])]
     if not sections:
@@ -94,24 +97,48 @@ def _last_section(masked_lines: list[str], name: str) -> int:
         if any("\\input" in line or "\\include" in line for line in masked_lines):
             hint = "; its sections are in \\input files: inject into one of those"
         raise FaultNotApplicable(f"{name}: the manuscript has no \\section to put the fault before{hint}")
-    return sections[-1]
+    return sections[::-1]
 
 
 def _decimal_numbers(text: str) -> list[tuple[int, str]]:
     return [(n.line, n.text) for n in scan(text).numbers if n.decimals > 0 or n.percent]
 
 
-def _swap_first_two(line: str, a: str, b: str) -> str:
-    first, second = line.find(a), line.find(b, line.find(a) + len(a))
-    return line[:first] + b + line[first + len(a) : second] + a + line[second + len(b) :]
+class _Sites:
+    """Where a fault may go: positions TeX typesets for sure (no argument it never prints, no conditional branch)."""
+
+    def __init__(self, text: str) -> None:
+        masked = mask(text)[0]
+        self.line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+        unsure = conditional_spans(masked) + definitions(masked)[1]
+        self.unsure = _merge(unsure)
+        self.unsure_starts = [a for a, _ in self.unsure]
+        self.structural = _merge(_structural_ranges(masked)[0])
+        self.structural_starts = [a for a, _ in self.structural]
+
+    def typeset(self, line: int, column: int = 0) -> bool:
+        """Return whether the character at 1-based `line`, 0-based `column` is typeset whatever the options."""
+        pos = self.line_starts[line - 1] + column
+        return not _inside(self.unsure, self.unsure_starts, pos)
+
+    def prose_column(self, line: int, token: str, raw: str) -> int:
+        """Return the column of `token` on the line where it is prose, not a key, label or URL (-1: none)."""
+        at = raw.find(token)
+        while at != -1:
+            pos = self.line_starts[line - 1] + at
+            if not _inside(self.structural, self.structural_starts, pos) and self.typeset(line, at):
+                return at
+            at = raw.find(token, at + 1)
+        return -1
 
 
-def inject(text: str, name: str) -> Fault:
-    """Return `text` with the named fault injected where it applies; raise FaultNotApplicable."""
+def sites(text: str, name: str) -> Iterator[Fault]:
+    """Yield the named fault at every place it can go, the preferred one first; raise FaultNotApplicable."""
     if name not in FAULTS:
         raise FaultNotApplicable(f"unknown fault {name!r}; choose one of {', '.join(FAULTS)}")
     lines, eol = _lines(text)
     masked_lines = mask(text)[0].split("\n")
+    where = _Sites(text)
 
     def done(index: int, new_line: str, inserted: bool = False) -> Fault:
         out = list(lines)
@@ -123,53 +150,77 @@ def inject(text: str, name: str) -> Fault:
         return Fault(name, text, _join(out, eol), index + 1, new_line, original)
 
     if name in ("todo", "undefined_cmd", "unclosed_env"):
-        section = _last_section(masked_lines, name)
-        if name == "todo":
-            return done(section, TODO_LINE, inserted=True)
-        if name == "undefined_cmd":
-            return done(section, UNDEFINED_COMMAND, inserted=True)
         start, _ = _body_range(masked_lines)
-        target = section - 1 if section - 1 >= start else section  # a file that opens with its \section
-        return done(target, "\\begin{quote}" + lines[target])
+        for section in _sections(masked_lines, name):
+            if not where.typeset(section + 1):
+                continue
+            if name == "todo":
+                yield done(section, TODO_LINE, inserted=True)
+            elif name == "undefined_cmd":
+                yield done(section, UNDEFINED_COMMAND, inserted=True)
+            else:
+                target = section - 1 if section - 1 >= start else section  # a file that opens with its \\section
+                if where.typeset(target + 1):
+                    yield done(target, "\\begin{quote}" + lines[target])
+        return
 
     if name in ("fake_cite", "unmatched_brace"):
         cites = [c for c in scan(text).citations if c.key != "*" and c.command != "nocite"]
         if not cites:
             raise FaultNotApplicable(f"{name}: the manuscript cites nothing")
-        last = cites[-1]
-        index = last.line - 1
-        line = lines[index]
-        if name == "fake_cite":
-            new_line = re.sub(rf"(?<=[{{,\s]){re.escape(last.key)}(?=[\s,}}])", FAKE_KEY, line, count=1)
-            return done(index, new_line)
-        commands = list(_CITE.finditer(masked_lines[index]))
-        if not commands:  # the key continues a \cite that opened on an earlier line
-            raise FaultNotApplicable("unmatched_brace: the last citation spans lines")
-        at = commands[-1].start()
-        return done(index, line[:at] + "{" + line[at:])
+        tried: set[int] = set()
+        for cite in reversed(cites):
+            index = cite.line - 1
+            line = lines[index]
+            if not where.typeset(cite.line) or (name == "unmatched_brace" and index in tried):
+                continue
+            tried.add(index)
+            if name == "fake_cite":
+                new_line = re.sub(rf"(?<=[{{,\s]){re.escape(cite.key)}(?=[\s,}}])", FAKE_KEY, line, count=1)
+                if new_line != line:
+                    yield done(index, new_line)
+                continue
+            commands = [c for c in _CITE.finditer(masked_lines[index]) if where.typeset(cite.line, c.start())]
+            if commands:  # else the key continues a \\cite that opened on an earlier line
+                at = commands[-1].start()
+                yield done(index, line[:at] + "{" + line[at:])
+        return
 
     numbers = _decimal_numbers(text)
     if not numbers:
         raise FaultNotApplicable(f"{name}: the manuscript prints no decimal number")
-    if name == "bad_number":
-        line_no, token = numbers[0]
-        part = _NUMERIC_PART.match(token)
-        value = part.group(0) if part else token
-        replacement = "11.1" if value == "99.9" else "99.9"
-        line = lines[line_no - 1]
-        return done(line_no - 1, line.replace(value, replacement, 1))
-    if name == "broken_math":
-        line_no, token = numbers[0]
-        line = lines[line_no - 1]
-        at = line.find(token)
-        return done(line_no - 1, line[:at] + "$" + line[at:])
-    # swapped_acc: the first line that prints two different decimals
+    if name in ("bad_number", "broken_math"):
+        for line_no, token in numbers:
+            line = lines[line_no - 1]
+            part = _NUMERIC_PART.match(token)
+            value = part.group(0) if part and name == "bad_number" else token
+            at = where.prose_column(line_no, value, line)
+            if at == -1:
+                continue
+            if name == "bad_number":
+                replacement = "11.1" if value == "99.9" else "99.9"
+                yield done(line_no - 1, line[:at] + replacement + line[at + len(value) :])
+            else:
+                yield done(line_no - 1, line[:at] + "$" + line[at:])
+        return
+    # swapped_acc: a line that prints two different decimals
     by_line: dict[int, list[str]] = {}
     for line_no, token in numbers:
         by_line.setdefault(line_no, []).append(token)
     for line_no, tokens in sorted(by_line.items()):
         values = [(_NUMERIC_PART.match(t) or re.match(".*", t)).group(0) for t in tokens]  # type: ignore[union-attr]
         distinct = list(dict.fromkeys(values))
-        if len(distinct) >= 2:
-            return done(line_no - 1, _swap_first_two(lines[line_no - 1], distinct[0], distinct[1]))
-    raise FaultNotApplicable("swapped_acc: no line prints two different decimal numbers")
+        if len(distinct) >= 2 and where.typeset(line_no):
+            yield done(line_no - 1, _swap_first_two(lines[line_no - 1], distinct[0], distinct[1]))
+
+
+def inject(text: str, name: str) -> Fault:
+    """Return `text` with the named fault at its preferred place (not yet compiled); raise FaultNotApplicable."""
+    for fault in sites(text, name):
+        return fault
+    raise FaultNotApplicable(f"{name}: no place for it outside conditional branches and unprinted arguments")
+
+
+def _swap_first_two(line: str, a: str, b: str) -> str:
+    first, second = line.find(a), line.find(b, line.find(a) + len(a))
+    return line[:first] + b + line[first + len(a) : second] + a + line[second + len(b) :]
