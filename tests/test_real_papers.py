@@ -237,6 +237,34 @@ PAPERS += [
     ),
 ]
 
+# a shared bibliography at the repository's top, one level above the paper
+PAPERS += [
+    Paper(
+        "shared_bibliography_one_level_up_bibtex",
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "refs.bib": REFS,
+            "paper/main.tex": "\\documentclass{article}\n\\begin{document}\nAs \\cite{knuth1984} shows.\n"
+            "\\bibliographystyle{plain}\n\\bibliography{../refs}\n\\end{document}\n",
+        },
+        {"compile": set(), "citations": set(), "placeholders": set()},
+        tools=("pdflatex", "bibtex"),
+        root="paper/main.tex",
+    ),
+    Paper(
+        "shared_bibliography_one_level_up_biber",
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "refs.bib": REFS,
+            "paper/main.tex": "\\documentclass{article}\n\\usepackage{biblatex}\n\\addbibresource{../refs.bib}\n"
+            "\\begin{document}\nAs \\cite{knuth1984} shows.\n\\printbibliography\n\\end{document}\n",
+        },
+        {"compile": set(), "citations": set(), "placeholders": set()},
+        tools=("pdflatex", "biber"),
+        root="paper/main.tex",
+    ),
+]
+
 
 def _write(directory: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
