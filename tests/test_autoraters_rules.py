@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_patchwrite.autoraters.litreview import AXES
-from pytest_patchwrite.autoraters.sxs import wilson
+from pytest_patchwrite.autoraters.sxs import aggregate, batch, wilson
 from pytest_patchwrite.cli import main
 
 # call 1 shows A first, call 2 shows B first; winners as each call wrote them
@@ -199,3 +201,26 @@ def test_halt_plateau_and_no_shared_axis(tmp_path: Path, capsys: pytest.CaptureF
     assert (code, data["decision"]) == (0, "accept_improved")
     code, data = halt(capsys, tmp_path, prev, {"overall_score": 61, "axis_scores": {"clarity": 3}})
     assert code == 2 and "share no axis" in data["stderr"]
+
+
+MIRROR = {"win": "loss", "leaning_win": "leaning_loss", "tie": "tie", "leaning_loss": "leaning_win", "loss": "win"}
+
+
+@given(st.sampled_from(["paper_1", "paper_2", "tie"]), st.sampled_from(["paper_1", "paper_2", "tie"]))
+def test_swapping_the_papers_mirrors_every_column(call1: str, call2: str) -> None:
+    # judging B against A asks the same two prompts in the other order: B's first call is A's second
+    a, b = aggregate(call1, call2), aggregate(call2, call1)
+    assert (MIRROR[a.category_5pt], MIRROR[a.category_3pt], MIRROR[a.outcome]) == (
+        b.category_5pt, b.category_3pt, b.outcome)  # fmt: skip
+    assert a.consistent == b.consistent
+
+
+@given(st.lists(st.tuples(st.integers(), st.sampled_from(["paper_1", "paper_2", "tie", "x", None]),
+                          st.sampled_from(["paper_1", "paper_2", "tie", "Paper B"]))))  # fmt: skip
+def test_batch_rates_add_up_and_errors_are_excluded(rows: list[tuple[int, Any, Any]]) -> None:
+    result = batch(rows)
+    assert result["n"] + result["n_errors"] == len(rows)
+    if result["n"]:
+        assert result["win_rate"] + result["tie_rate"] + result["loss_rate"] == pytest.approx(1.0)
+        lo, hi = result["interval"]
+        assert lo <= result["win_rate"] <= hi

@@ -76,7 +76,10 @@ def wilson(successes: float, n: int, z: float = 1.959963984540054) -> tuple[floa
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # at p = 0 or 1 the bound is exactly 0 or 1; floating point would leave it 1e-17 off the estimate
+    lo = 0.0 if successes <= 0 else max(0.0, centre - half)
+    hi = 1.0 if successes >= n else min(1.0, centre + half)
+    return lo, hi
 
 
 def batch(rows: list[tuple[Any, Any, Any]]) -> dict[str, Any]:
