@@ -194,3 +194,28 @@ def test_corpus_warm_equals_cold(tmp_path: Path, doc_id: str, build: str, fault:
     for candidate in (injected.broken, repaired):
         report = compare(gate, root, {root: candidate})
         assert report.start != "cold"  # every candidate started from HEAD's state
+
+
+def test_fixtures_start_warm_from_the_plugins_head_compile_of_an_earlier_run(pytester: pytest.Pytester) -> None:
+    require_tool("pdflatex")
+    require_tool("bibtex")
+    shutil.copytree(EXAMPLES / "paper", pytester.path / "paper")
+    pytester.runpytest_subprocess("paper").assert_outcomes(passed=4)  # HEAD compiled; its state kept on disk
+    pytester.makeini("[pytest]\npatchwrite_collect = false\n")
+    pytester.makepyfile(
+        test_agent="""
+        from pathlib import Path
+        from pytest_patchwrite.model import PatchContext
+
+        def test_candidate_starts_warm(manuscript):
+            doc = manuscript(Path("paper/main.tex").resolve())  # a copy elsewhere: the same bytes
+            results = doc.directory / "sections" / "results.tex"
+            head = results.read_text()
+            candidate = head.replace("lists the occlusion study", "reports the occlusion study")
+            gate = next(g for g in doc.gates if g.stage == "compile")
+            verdict = gate.check(candidate, PatchContext(results, head))
+            assert verdict.ok
+            assert (verdict.details["start"], verdict.details["runs"]) == ("warm", 1)
+        """
+    )
+    pytester.runpytest_subprocess("test_agent.py").assert_outcomes(passed=1)  # a new process: the disk tier

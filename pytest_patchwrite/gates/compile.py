@@ -130,7 +130,8 @@ class CompileGate:
         """Return the verdict on the manuscript with `context.path` replaced by `text`."""
         root = self.root or context.path
         report = self.compile(root, {Path(context.path).resolve(): text})
-        return GateResult(report.ok, report.violations, "compile", report.seconds, {"engine": report.engine})
+        details = {"engine": report.engine, "runs": report.runs, "start": report.start}
+        return GateResult(report.ok, report.violations, "compile", report.seconds, details)
 
     # -- compiling --------------------------------------------------------------------
     def engine_for(self, root_text: str, root: Path | None = None) -> str:
