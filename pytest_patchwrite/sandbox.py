@@ -90,7 +90,6 @@ class SandboxError(RuntimeError):
 
 _probe_lock = threading.Lock()
 _probe_result: str | None = None  # "" when bwrap works, else the reason it does not
-_warned = False
 
 
 def _bwrap() -> str | None:
@@ -130,20 +129,6 @@ def _probe() -> str:
 def available() -> bool:
     """Return whether manuscripts can run inside a bubblewrap sandbox here."""
     return unavailable_reason() == ""
-
-
-def warn_unconfined_once() -> None:
-    """Say once per process, as a warning on stderr, that untrusted manuscripts run without an OS sandbox."""
-    global _warned
-    if _warned:
-        return
-    _warned = True
-    message = (
-        f"patchwrite: no OS sandbox: {unavailable_reason()}; engines run with kpathsea's paranoid settings only, "
-        "and lualatex, biber and file-embedding primitives are refused (install bubblewrap, or pass "
-        "--trusted-input for a manuscript you trust)"
-    )
-    print(message, file=sys.stderr)
 
 
 def tex_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -402,8 +387,6 @@ def run(
             os.close(info_write)
     with _live_lock:
         _live_procs.add(proc)
-    if confined:
-        _INNER[proc.pid] = _read_child_pid(info_read)
     stopped = {"why": ""}
 
     def kill(why: str) -> None:
@@ -414,6 +397,8 @@ def run(
     timer = threading.Timer(max(0.05, deadline - time.monotonic()), kill, args=("timeout",))
     timer.daemon = True
     timer.start()
+    if confined:  # until bwrap reports it (right after it starts), a kill takes bwrap's process group
+        _INNER[proc.pid] = _read_child_pid(info_read)
     done = threading.Event()
 
     def watch_disk() -> None:
@@ -455,44 +440,4 @@ def owning_job_directory(path: Path) -> Path | None:
     for candidate in (path, *path.parents):
         if str(candidate) in dirs:
             return candidate
-    return None
-
-
-# What kpathsea's paranoid mode does not hold when no OS sandbox exists: primitives that read or embed
-# any file, LuaTeX's libraries, and the variable and `~` expansion kpathsea applies after its check.
-_UNCONFINABLE = re.compile(
-    r"\\(?:directlua|latelua|luaexec|luadirect|luacode|pdfobj\b[^\n]*\bfile|pdfmapfile|pdfmapline|pdffiledump"
-    r"|pdfmdfivesum\s*file|filedump|XeTeXpdffile|XeTeXpicfile|pdfximage|openin|read\b|readline|input\s*\||"
-    r"special\s*\{\s*pdf:\s*(?:image|fstream|epdf|obj))"
-    r"|\$\{|\{\s*\$[A-Za-z_]|\{\s*~|/proc/|\\usepackage(?:\[[^\]]*\])?\{[^}]*\bbiblatex\b"
-)
-_COMMENT = re.compile(r"(?<!\\)%")
-_SCANNED = (".tex", ".sty", ".cls", ".def", ".cfg", ".ltx", ".bib", ".bbx", ".cbx", ".lbx", ".lua", ".conf")
-
-
-def refusal(engine: str, work: Path) -> tuple[str, str, int, str] | None:
-    """Return (message, file relative to `work`, line, token) when an unconfined run must be refused, else None."""
-    if engine == "lualatex":
-        return ("lualatex is refused without an OS sandbox: LuaTeX's io and os libraries reach any file "
-                "(install bubblewrap, or mark the run trusted)", "", 0, engine)  # fmt: skip
-    for path in sorted(work.rglob("*")):
-        if path.suffix.lower() not in _SCANNED and path.name != "biber.conf":
-            continue
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        if path.name == "biber.conf":
-            return ("a biber.conf is refused without an OS sandbox", path.name, 0, path.name)
-        for number, line in enumerate(text.splitlines(), start=1):
-            match = _UNCONFINABLE.search(_COMMENT.split(line, 1)[0])
-            if match:
-                token = match.group(0).strip()
-                return (
-                    "is refused without an OS sandbox: it can reach files outside the manuscript "
-                    "(install bubblewrap, or mark the run trusted)",
-                    str(path.relative_to(work)),
-                    number,
-                    token,
-                )
     return None

@@ -9,7 +9,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .. import sandbox
+from .. import sandbox, unconfined
 from ..engines import needed_engine
 from ..manuscript import (
     ENGINES,
@@ -156,7 +156,7 @@ class CompileGate:
         started = time.perf_counter()
         confined = not self.trusted and sandbox.available()
         if not self.trusted and not confined:
-            sandbox.warn_unconfined_once()
+            unconfined.warn_once()
         start = warm.Start()
         with sandbox.job_directory() as tree:
             work, copied = self._copy(root, overrides, tree)
@@ -171,7 +171,7 @@ class CompileGate:
                 hit.cached = True
                 hit.seconds = time.perf_counter() - started
                 return hit
-            refused = None if confined or self.trusted else sandbox.refusal(engine, work)
+            refused = None if confined or self.trusted else unconfined.refusal(engine, work)
             if refused is not None:
                 report = CompileReport(ok=False, engine=engine)
                 message, rel_file, line, token = refused
