@@ -219,3 +219,17 @@ def test_fixtures_start_warm_from_the_plugins_head_compile_of_an_earlier_run(pyt
         """
     )
     pytester.runpytest_subprocess("test_agent.py").assert_outcomes(passed=1)  # a new process: the disk tier
+
+
+def test_store_is_bounded_and_survives_a_bad_file_on_disk(tmp_path: Path) -> None:
+    store = warm.StateStore(size=2)
+    state = warm.WarmState({"patchwrite.aux": b"\\relax\n"}, {"main.tex": b"x" * 32}, None)
+    for n in range(5):
+        store.put(f"{n:02d}" * 32, f"pdflatex:/paper{n}/main.tex", state, tmp_path)
+    assert store.get("00" * 32, "pdflatex:/paper0/main.tex", None) is None  # evicted from memory
+    assert store.get("04" * 32, "pdflatex:/elsewhere/main.tex", None) == state
+    assert store.get("00" * 32, "pdflatex:/paper0/main.tex", tmp_path) == state  # read back from disk
+    (tmp_path / "ff" / f"{'ff' * 32}.json").parent.mkdir()
+    for junk in ("not json", '{"files": [1, 2]}', '{"files": {"a": "%%%"}, "sources": {}, "bib_read": null}'):
+        (tmp_path / "ff" / f"{'ff' * 32}.json").write_text(junk)
+        assert store.get("ff" * 32, "pdflatex:/x/main.tex", tmp_path) is None

@@ -61,7 +61,7 @@ class WarmState:
     @classmethod
     def from_json(cls, data: dict) -> WarmState:
         """Return a state read back from `to_json` data."""
-        files = {str(rel): base64.b64decode(text) for rel, text in data["files"].items()}
+        files = {str(rel): base64.b64decode(text, validate=True) for rel, text in data["files"].items()}
         sources = {str(rel): bytes.fromhex(d) for rel, d in data["sources"].items()}
         bib_read = data["bib_read"]
         return cls(files, sources, bib_read if isinstance(bib_read, str) else None)
@@ -174,8 +174,8 @@ class StateStore:
             return None
         try:
             state = WarmState.from_json(json.loads((directory / digest[:2] / f"{digest}.json").read_text()))
-        except (OSError, ValueError, TypeError, KeyError):
-            return None
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return None  # missing, or not a state we wrote: a cold start only costs time
         self._remember(digest, root, state)
         return state
 
@@ -197,7 +197,9 @@ class StateStore:
             self._memory.move_to_end(digest)
             self._latest[root] = digest
             while len(self._memory) > self.size:
-                self._memory.popitem(last=False)
+                evicted, _ = self._memory.popitem(last=False)
+                for name in [n for n, d in self._latest.items() if d == evicted]:
+                    del self._latest[name]
 
 
 STORE = StateStore()
