@@ -256,7 +256,7 @@ def cmd_propose(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     text = read_text(path)
-    log = read_text(Path(args.log)) if args.log else ""
+    log = read_text(Path(args.log), kind="log") if args.log else ""
     request = ProposalRequest.for_text(text, log, args.note, args.max_span)
     proposal = _proposer(args).propose(request)
     print(proposal.raw)
