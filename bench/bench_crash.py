@@ -89,14 +89,14 @@ def main() -> None:
             pids.append(child.pid)
             # what this kill left (the next process sweeps it, so count it now)
             left_temps += sum(1 for p in Path(tmp).iterdir() if p.name.endswith(TEMP_SUFFIX))
-            left_boxes += sum(1 for p in temp_root().iterdir() if p.name.startswith(f"sandbox-{child.pid}-"))
+            left_boxes += sum(1 for p in temp_root().iterdir() if p.name.split("-")[1:2] == [str(child.pid)])
             text = path.read_text()
             lines = text.splitlines()
             torn += not (len(lines) == 4 and lines[2].startswith("Version ") and text.endswith("\\end{document}\n"))
 
         def leftovers() -> tuple[int, int]:
             temps = sum(1 for p in Path(tmp).iterdir() if p.name.endswith(TEMP_SUFFIX))
-            boxes = sum(1 for p in temp_root().iterdir() for pid in pids if p.name.startswith(f"sandbox-{pid}-"))
+            boxes = sum(1 for p in temp_root().iterdir() for pid in pids if p.name.split("-")[1:2] == [str(pid)])
             return temps, boxes
 
         try_patch(path, "EDIT 3 3\nVersion final of the sentence.\n")  # sweeps the directory

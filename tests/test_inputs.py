@@ -107,7 +107,9 @@ def test_a_nul_in_a_bibliography_name_is_a_located_violation(tmp_path: Path) -> 
     from pytest_patchwrite.manuscript import load_manuscript
 
     root = tmp_path / "main.tex"
-    root.write_text("\\documentclass{article}\n\\begin{document}\n\\cite{a}\n\\bibliography{re\x00fs}\n\\end{document}\n")
+    root.write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\cite{a}\n\\bibliography{re\x00fs}\n\\end{document}\n"
+    )
     report = evaluate(load_manuscript(root), EvidenceConfig())
     # was a ValueError from subprocess; untrusted input names no file outside the tree
     located = [v for v in report.citations if v.kind in ("missing_bib", "outside_tree")]
