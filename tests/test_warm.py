@@ -222,13 +222,22 @@ def test_fixtures_start_warm_from_the_plugins_head_compile_of_an_earlier_run(pyt
 
 
 def test_store_is_bounded_and_survives_a_bad_file_on_disk(tmp_path: Path) -> None:
-    store = warm.StateStore(size=2)
+    store = warm.StateStore(size=2, per_root=2)
     state = warm.WarmState({"patchwrite.aux": b"\\relax\n"}, {"main.tex": b"x" * 32}, None)
     for n in range(5):
         store.put(f"{n:02d}" * 32, f"pdflatex:/paper{n}/main.tex", state, tmp_path)
     assert store.get("00" * 32, "pdflatex:/paper0/main.tex", None) is None  # evicted from memory
-    assert store.get("04" * 32, "pdflatex:/elsewhere/main.tex", None) == state
+    assert store.get("04" * 32, "pdflatex:/elsewhere/main.tex", None) == state  # the same bytes elsewhere
     assert store.get("00" * 32, "pdflatex:/paper0/main.tex", tmp_path) == state  # read back from disk
+    # one manuscript's candidates do not push out its HEAD, nor crowd out the other manuscripts
+    head = warm.WarmState({"patchwrite.aux": b"head"}, {}, None)
+    store.put("aa" * 32, "pdflatex:/busy/main.tex", head, None)
+    for n in range(5):
+        assert store.get("aa" * 32, "pdflatex:/busy/main.tex", None) == head
+        store.put(f"b{n}" * 32, "pdflatex:/busy/main.tex", state, None)
+    assert store.get("aa" * 32, "pdflatex:/busy/main.tex", None) == head
+    assert store.get("b0" * 32, "pdflatex:/other/main.tex", None) is None  # older candidates dropped: 2 a root
+    assert store.get("b4" * 32, "pdflatex:/other/main.tex", None) == state
     (tmp_path / "ff" / f"{'ff' * 32}.json").parent.mkdir()
     for junk in ("not json", '{"files": [1, 2]}', '{"files": {"a": "%%%"}, "sources": {}, "bib_read": null}'):
         (tmp_path / "ff" / f"{'ff' * 32}.json").write_text(junk)

@@ -41,7 +41,7 @@ STATE = AUX_SUFFIXES | {".bcf"}
 # what the bibliography tool reads besides the .aux/.bcf: a change means the kept .bbl may be stale
 BIB_INPUTS = (".bib", ".bst", ".bbx", ".cbx", ".lbx", ".dbx", ".conf")
 MAX_STATE_BYTES = 16 << 20  # a state is kept in memory; a document with more auxiliary data gets no warm start
-MANUSCRIPTS = 8  # states kept per process (the LRU)
+MANUSCRIPTS = 8  # manuscripts whose states are kept per process (the LRU)
 
 
 @dataclass(frozen=True)
@@ -155,29 +155,32 @@ def untouched(work: Path, seeded: dict[str, int]) -> list[str]:
 
 
 class StateStore:
-    """States by the digest of the sources they were compiled from: an in-memory LRU, and a directory on disk."""
+    """States by the digest of the sources they were compiled from: an in-memory LRU of a few manuscripts (each
+    with its HEAD's state and its latest candidate's), and a directory on disk."""
 
-    def __init__(self, size: int = MANUSCRIPTS) -> None:
-        self.size = size
-        self._memory: OrderedDict[str, WarmState] = OrderedDict()
-        self._latest: dict[str, str] = {}  # root path -> digest of its latest kept state
+    def __init__(self, size: int = MANUSCRIPTS, per_root: int = 2) -> None:
+        self.size = size * per_root
+        self.per_root = per_root
+        self._memory: OrderedDict[str, tuple[str, WarmState]] = OrderedDict()  # digest -> (root, state)
         self._lock = threading.Lock()
 
     def get(self, digest: str, root: str, directory: Path | None) -> WarmState | None:
-        """Return the state of exactly these sources, else the latest state of the same root, else None."""
+        """Return the state of exactly these sources (memory, then disk), else the latest state of the same root."""
         with self._lock:
-            for key in (digest, self._latest.get(root)):
-                if key is not None and key in self._memory:
-                    self._memory.move_to_end(key)
-                    return self._memory[key]
-        if directory is None:
-            return None
-        try:
-            state = WarmState.from_json(json.loads((directory / digest[:2] / f"{digest}.json").read_text()))
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
-            return None  # missing, or not a state we wrote: a cold start only costs time
-        self._remember(digest, root, state)
-        return state
+            if digest in self._memory:
+                self._memory.move_to_end(digest)  # HEAD's state stays while its candidates come and go
+                return self._memory[digest][1]
+        if directory is not None:
+            try:
+                state = WarmState.from_json(json.loads((directory / digest[:2] / f"{digest}.json").read_text()))
+            except (OSError, ValueError, TypeError, KeyError, AttributeError):
+                pass  # missing, or not a state we wrote: a cold start only costs time
+            else:
+                self._remember(digest, root, state)
+                return state
+        with self._lock:
+            latest = [key for key, (owner, _) in self._memory.items() if owner == root]
+            return self._memory[latest[-1]][1] if latest else None
 
     def put(self, digest: str, root: str, state: WarmState, directory: Path | None) -> None:
         """Keep `state` for the sources with `digest` (also on disk when `directory` is given)."""
@@ -189,17 +192,16 @@ class StateStore:
         """Forget every state kept in memory."""
         with self._lock:
             self._memory.clear()
-            self._latest.clear()
 
     def _remember(self, digest: str, root: str, state: WarmState) -> None:
         with self._lock:
-            self._memory[digest] = state
+            self._memory[digest] = (root, state)
             self._memory.move_to_end(digest)
-            self._latest[root] = digest
+            same = [key for key, (owner, _) in self._memory.items() if owner == root]
+            for key in same[: -self.per_root]:
+                del self._memory[key]
             while len(self._memory) > self.size:
-                evicted, _ = self._memory.popitem(last=False)
-                for name in [n for n, d in self._latest.items() if d == evicted]:
-                    del self._latest[name]
+                self._memory.popitem(last=False)
 
 
 STORE = StateStore()
