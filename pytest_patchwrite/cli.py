@@ -222,7 +222,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     report = diff_manuscript(root, base, EvidenceConfig(), args.max_hunk)
     if args.json:
         print(json.dumps({"path": str(root), "base": args.base, **report.result().to_json()}, indent=2))
-        return EXIT_OK if not report.failures else EXIT_FAILED
+        return EXIT_OK if report.result().ok else EXIT_FAILED
     cwd = Path.cwd()
     if report.new_manuscript:
         print(f"{root}: new in this change (not in {args.base}); every token counts as added")
@@ -230,10 +230,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
         print(format_change(change, cwd))
     for failure in report.failures:
         print(failure.format(cwd))
-    verdict = "FAILED" if report.failures else "ok"
-    print(f"{root}::diff {verdict} against {args.base}: {len(report.changes)} token change(s), "
+    ok = report.result().ok
+    print(f"{root}::diff {'ok' if ok else 'FAILED'} against {args.base}: {len(report.changes)} token change(s), "
           f"numeric Jaccard {report.numeric_jaccard:.4f}, cite Jaccard {report.cite_jaccard:.4f}")  # fmt: skip
-    return EXIT_OK if not report.failures else EXIT_FAILED
+    return EXIT_OK if ok else EXIT_FAILED
 
 
 def _proposer(args: argparse.Namespace):  # noqa: ANN202 - a Proposer

@@ -171,6 +171,16 @@ def mask(text: str) -> tuple[str, dict[int, str]]:
     return "".join(out), comments
 
 
+def suppressions(comments: dict[int, str]) -> dict[int, set[str]]:
+    """Return, per line, the scopes its `% patchwrite: ignore [what]` comment covers (empty: everything)."""
+    found: dict[int, set[str]] = {}
+    for line, comment in comments.items():
+        sup = _SUPPRESS.search(comment)
+        if sup:
+            found[line] = {w.rstrip("s") for w in sup.group("what").split()}
+    return found
+
+
 def _match_group(text: str, i: int, open_ch: str, close_ch: str) -> int:
     """Return the index just past the group opening at `i`, or -1 when it never closes."""
     depth = 0
@@ -325,11 +335,7 @@ def scan(text: str, file: str = "") -> Scan:
     def line_of(pos: int) -> int:
         return bisect.bisect_right(line_starts, pos)
 
-    for line, comment in comments.items():
-        sup = _SUPPRESS.search(comment)
-        if sup:
-            scopes = {w.rstrip("s") for w in sup.group("what").split()}
-            result.suppressed[line] = scopes
+    result.suppressed = suppressions(comments)
 
     for m in _CS.finditer(masked):
         name = m.group(1)

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from .gates.evidence import EvidenceConfig, EvidenceReport, evaluate
+from .gates.headrules import settings_changes
 from .latex import scan
 from .manuscript import load_manuscript
-from .model import GateResult, Violation, display_path
+from .model import WARNING, GateResult, Violation, display_path, failing
 from .transaction import InputError
 
 
@@ -97,7 +98,7 @@ class DiffReport:
             "cite_jaccard": self.cite_jaccard,
             "new_manuscript": self.new_manuscript,
         }
-        return GateResult(not self.failures, list(self.failures), "diff", 0.0, details)
+        return GateResult(not failing(self.failures), list(self.failures), "diff", 0.0, details)
 
 
 def diff_manuscript(
@@ -109,25 +110,32 @@ def diff_manuscript(
 ) -> DiffReport:
     """Return what the working tree's manuscript moved against `base` (`evidence`: its locks, if already known)."""
     manuscript = load_manuscript(root, boundary=config.boundary(root))
-    if evidence is None:
+    new_manuscript = base.text(manuscript.root) is None
+    base_texts = {path: base.text(path) or "" for path in manuscript.files}
+    if not new_manuscript:
+        # suppressions and configuration come from the base, never from the change being judged
+        evidence = evaluate(manuscript, config, base_texts)
+    elif evidence is None:
         evidence = evaluate(manuscript, config)
     lock_failures = [*evidence.citations, *(evidence.numbers or []), *evidence.placeholders]
     changes: list[Violation] = []
     failures: list[Violation] = []
     all_new: Counter[tuple[str, str]] = Counter()
     all_old: Counter[tuple[str, str]] = Counter()
-    new_manuscript = base.text(manuscript.root) is None
     for path in manuscript.files:
         new_text = manuscript.texts[path]
-        old_text = base.text(path) or ""
+        old_text = base_texts[path]
         new_lines, old_lines = new_text.splitlines(), old_text.splitlines()
         new_tokens, old_tokens = _tokens_by_line(new_text), _tokens_by_line(old_text)
         numbers_at = {(n.line, n.text): n for n in scan(new_text).numbers}
         all_new.update(t for toks in new_tokens.values() for t in toks)
         all_old.update(t for toks in old_tokens.values() for t in toks)
         changed_lines: set[int] = set()
-        matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        opcodes = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False).get_opcodes()
+        if not new_manuscript:
+            # a person may mean it: visible in review as a warning; the locks above ignored it
+            failures.extend(settings_changes(path, old_text, new_text, WARNING, opcodes))
+        for tag, i1, i2, j1, j2 in opcodes:
             if tag == "equal":
                 continue
             changed_lines.update(range(j1 + 1, j2 + 1))

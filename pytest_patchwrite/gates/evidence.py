@@ -17,6 +17,7 @@ from ..numeric import parse_number
 from ..paths import Boundary, OutsideTree
 from ..placeholders import find as find_placeholders
 from ..placeholders import seen_in
+from .headrules import carried_suppressions, settings_changes
 
 POLICIES = ("decimals", "all", "off")
 
@@ -39,9 +40,9 @@ class EvidenceConfig:
         """Return where the manuscript rooted at `root` may read files from under this configuration."""
         return Boundary.for_root(Path(root).resolve(), self.rootdir, self.trusted)
 
-    def for_manuscript(self, manuscript: Manuscript) -> EvidenceConfig:
-        """Return this config with the root's `% !patchwrite key = value` comments applied."""
-        magic = magic_comments(manuscript.texts[manuscript.root])
+    def for_manuscript(self, manuscript: Manuscript, root_text: str | None = None) -> EvidenceConfig:
+        """Return this config with the root's (or `root_text`'s) `% !patchwrite key = value` comments applied."""
+        magic = magic_comments(manuscript.texts[manuscript.root] if root_text is None else root_text)
         base = manuscript.directory
         config = EvidenceConfig(**{k: getattr(self, k) for k in self.__dataclass_fields__})
         if "patchwrite.log" in magic:
@@ -127,10 +128,22 @@ def _bibliography(
     return bibliography, problems
 
 
-def evaluate(manuscript: Manuscript, config: EvidenceConfig) -> EvidenceReport:
-    """Return every evidence violation of a manuscript, located in the file that holds it."""
-    config = config.for_manuscript(manuscript)
+def evaluate(manuscript: Manuscript, config: EvidenceConfig, head: dict[Path, str] | None = None) -> EvidenceReport:
+    """Return every evidence violation of a manuscript, located in the file that holds it.
+
+    `head`: the texts at HEAD (or the base) by file; when given, configuration and
+    suppressions come from them, never from the manuscript being judged (a file
+    missing from `head` has none).
+    """
+    if head is None:
+        config = config.for_manuscript(manuscript)
+    else:
+        config = config.for_manuscript(manuscript, head.get(manuscript.root, ""))
     scans = [scan(manuscript.texts[path], str(path)) for path in manuscript.files]
+    if head is not None:
+        for path, s in zip(manuscript.files, scans, strict=True):
+            if head.get(path) != manuscript.texts[path]:
+                s.suppressed = carried_suppressions(head.get(path, ""), manuscript.texts[path])
 
     citations = [
         Violation("outside_tree", str(f), line, name, OutsideTree(name).why) for f, line, name in manuscript.outside
@@ -222,11 +235,19 @@ class EvidenceGate:
         root = self.root or context.path
         overrides = {Path(context.path).resolve(): text, **context.files}
         boundary = self.config.boundary(root)
-        candidate = evaluate(load_manuscript(root, overrides, boundary=boundary), self.config)
         head_files = {Path(context.path).resolve(): context.head}
-        head = evaluate(load_manuscript(root, head_files, boundary=boundary), self.config)
+        head_manuscript = load_manuscript(root, head_files, boundary=boundary)
+        head = evaluate(head_manuscript, self.config)
+        manuscript = load_manuscript(root, overrides, boundary=boundary)
+        # a file HEAD's manuscript does not read was read from disk as it is (HEAD), unless the candidate supplied it
+        supplied = {Path(p).resolve() for p in context.files}
+        head_texts = {p: t for p, t in manuscript.texts.items() if p not in supplied}
+        head_texts.update(head_manuscript.texts)
+        candidate = evaluate(manuscript, self.config, head_texts)
+        # listed first: the rejection's reason names the changed setting, not what it would have hidden
+        new = [v for p in manuscript.files for v in settings_changes(p, head_texts.get(p, ""), manuscript.texts[p])]
         in_head = {(v.kind, v.token) for v in _all(head)}
-        new = [v for v in _all(candidate) if (v.kind, v.token) not in in_head]
+        new.extend(v for v in _all(candidate) if (v.kind, v.token) not in in_head)
         return GateResult.of(new, "evidence", time.perf_counter() - started)
 
 

@@ -1,0 +1,87 @@
+"""What judges a candidate comes from HEAD: suppression comments and `% !patchwrite` configuration.
+
+An edit may not switch off the check that judges it. When a HEAD exists (`apply`,
+`try_patch`, the `diff` item against its base), the candidate is evaluated with
+HEAD's configuration and with HEAD's `% patchwrite: ignore` comments, carried over
+to the candidate's lines that the edit left untouched; a line the edit wrote is
+judged without any suppression. A candidate that adds, removes or changes such a
+comment is reported (`suppression_changed`, `config_changed`).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..latex import mask, suppressions
+from ..manuscript import magic_comments
+from ..model import ERROR, Violation
+
+Opcodes = Sequence[tuple[str, int, int, int, int]]
+
+
+def line_opcodes(old: str, new: str) -> Opcodes:
+    """Return difflib's opcodes turning the lines of `old` into those of `new`."""
+    return difflib.SequenceMatcher(a=old.splitlines(), b=new.splitlines(), autojunk=False).get_opcodes()
+
+
+def carried_suppressions(old: str, new: str, opcodes: Opcodes | None = None) -> dict[int, set[str]]:
+    """Return HEAD's (`old`) suppressions at the lines of `new` that hold an unchanged HEAD line."""
+    head = suppressions(mask(old)[1])
+    out: dict[int, set[str]] = {}
+    for tag, i1, _i2, j1, j2 in opcodes if opcodes is not None else line_opcodes(old, new):
+        if tag == "equal":
+            for offset in range(j2 - j1):
+                if (i1 + offset + 1) in head:
+                    out[j1 + offset + 1] = head[i1 + offset + 1]
+    return out
+
+
+def _settings(text: str) -> dict[int, tuple[str, str]]:
+    """Return, per line, the gate setting it holds: ("config_changed", line) or ("suppression_changed", comment)."""
+    found: dict[int, tuple[str, str]] = {}
+    comments = mask(text)[1]
+    for line in suppressions(comments):
+        found[line] = ("suppression_changed", "%" + comments[line].rstrip())
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if "!" in raw and magic_comments(raw):
+            found[number] = ("config_changed", raw.strip())
+    return found
+
+
+def settings_changes(
+    file: Path | str, old: str, new: str, severity: str = ERROR, opcodes: Opcodes | None = None
+) -> list[Violation]:
+    """Return one violation per suppression comment or magic configuration line that `new` adds, drops or changes."""
+    if old == new:
+        return []
+    before, after = _settings(old), _settings(new)
+    if not before and not after:
+        return []
+    out: list[Violation] = []
+    for tag, i1, i2, j1, j2 in opcodes if opcodes is not None else line_opcodes(old, new):
+        if tag == "equal":
+            continue
+        gone = Counter(before[n] for n in range(i1 + 1, i2 + 1) if n in before)
+        came = [(n, after[n]) for n in range(j1 + 1, j2 + 1) if n in after]
+        kept = gone & Counter(setting for _, setting in came)
+        for n, (kind, token) in came:
+            if kept[(kind, token)]:
+                kept[(kind, token)] -= 1
+                gone[(kind, token)] -= 1
+                continue
+            out.append(Violation(kind, str(file), n, token, _message("adds", kind, severity), severity))
+        anchor = j1 + 1 if j2 > j1 else max(1, j1)
+        for (kind, token), count in gone.items():
+            for _ in range(count):
+                out.append(Violation(kind, str(file), anchor, token, _message("removes", kind, severity), severity))
+    return out
+
+
+def _message(verb: str, kind: str, severity: str) -> str:
+    what = "a suppression comment" if kind == "suppression_changed" else "a configuration comment"
+    if severity == ERROR:
+        return f"{verb} {what}; an edit may not change what judges it (HEAD's are used): change it by hand"
+    return f"{verb} {what}; this change is judged with the base's suppressions and configuration"
