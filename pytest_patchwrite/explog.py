@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 from collections import OrderedDict
@@ -14,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .inputs import file_identity, read_text
+from .inputs import file_identity, load_json, read_text
 from .numeric import NumberIndex
 from .paths import Boundary
 
@@ -106,8 +105,8 @@ def _yaml(text: str, path: Path) -> Any:
         raise InputError(path, f"cannot be parsed as YAML ({problem})", line=line) from None
 
 
-def _json(text: str) -> Any:
-    return json.loads(text, parse_float=_Leaf, parse_int=_Leaf)
+def _json(text: str, path: Path, line: int | None = None) -> Any:
+    return load_json(text, path, line, parse_float=_Leaf, parse_int=_Leaf)
 
 
 def load_log_file(path: Path, log: EvidenceLog) -> None:
@@ -119,12 +118,9 @@ def load_log_file(path: Path, log: EvidenceLog) -> None:
             if suffix == ".jsonl":
                 for number, line in enumerate(text.splitlines(), start=1):
                     if line.strip():
-                        try:
-                            _walk(_json(line), log)
-                        except ValueError as exc:
-                            raise InputError(f"{path}:{number}", f"not valid JSON ({exc})") from exc
+                        _walk(_json(line, path, number), log)
             else:
-                _walk(_json(text), log)
+                _walk(_json(text, path), log)
         elif suffix == ".toml":
             import tomllib
 

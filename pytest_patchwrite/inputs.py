@@ -8,11 +8,13 @@ The caps are far above real papers; `PATCHWRITE_MAX_<KIND>_MB` (for example
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import re
 import stat
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from .errors import InputError, InputTooLarge, NotRegularFile, UsageError
 
@@ -146,6 +148,67 @@ def decode(data: bytes, path: Path | str) -> str:
 def read_text(path: Path | str, kind: str = "manuscript") -> str:
     """Return the UTF-8 text of a regular file exactly (no newline translation); raise InputError."""
     return decode(read_bytes(path, kind), path)
+
+
+# outside strings, the brackets that open or close a level; strings skipped whole (escapes included)
+_JSON_NESTING = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _deepest_line(text: str) -> tuple[int, int]:
+    # run only after the parser gave up: where the nesting first reaches its maximum, and how deep
+    depth = deepest = 0
+    at = 0
+    for match in _JSON_NESTING.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, match.start()
+        elif token in "]}":
+            depth -= 1
+    return text.count("\n", 0, at) + 1, deepest
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number", name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"{text[:40]} is out of range for a number", text)
+    return value
+
+
+def load_json(text: str, source: Path | str, line: int | None = None, finite: bool = False, **hooks: Any) -> Any:
+    """Return the JSON value of `text`; raise InputError `source:line: problem` when it is invalid or nested too deep.
+
+    `line` is the line `text` starts on in `source` (a JSON Lines record); `finite` also refuses NaN,
+    Infinity and numbers past a float's range, so what is read can be written back as strict JSON.
+    `hooks` are passed to json.loads (parse_float, parse_int).
+    """
+    if finite:
+        hooks.setdefault("parse_float", _finite_float)
+        hooks["parse_constant"] = _reject_constant
+    try:
+        return json.loads(text, **hooks)
+    except RecursionError:
+        # the C scanner recurses once per level: depth, not size, is what a stranger's file can blow up
+        where, depth = _deepest_line(text)
+        problem = f"nesting too deep ({depth} levels) to be read as JSON"
+        raise InputError(source, problem, line=line or where, reason="too_deep") from None
+    except json.JSONDecodeError as exc:
+        where = exc.lineno + (line - 1 if line else 0)
+        raise InputError(source, f"not valid JSON ({exc.msg}, column {exc.colno})", line=where) from None
+    except ValueError as exc:  # a hook refused a value; the scanner does not say where, its first spelling does
+        token = exc.args[1] if len(exc.args) > 1 else ""
+        where = text.count("\n", 0, max(text.find(token), 0)) + 1 if token else 1
+        raise InputError(source, f"not valid JSON ({exc.args[0]})", line=line or where) from None
+
+
+def read_json(path: Path | str, kind: str = "manuscript", finite: bool = True) -> Any:
+    """Return the JSON in the file at `path` (strict numbers by default); raise InputError naming line and problem."""
+    return load_json(read_text(path, kind), path, finite=finite)
 
 
 def read_stream(stream: BinaryIO, name: str, kind: str = "edit") -> bytes:

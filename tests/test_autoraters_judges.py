@@ -147,6 +147,16 @@ def test_litreview_judge_and_citation_f1_labels(papers: tuple[Path, Path], tmp_p
 
 
 @pytest.mark.parametrize(
+    "raw",
+    ['{"winner": "tie", "score": NaN}', '{"winner": "tie", "score": 1e999',
+     '{"winner": ' + "[" * 100_000 + "]" * 100_000 + "}", '{"winner": ' + "[" * 100_000],
+)  # fmt: skip
+def test_replies_with_nan_infinity_or_deep_nesting_are_unreadable(raw: str) -> None:
+    parsed = parse_reply(raw, SXS_SCHEMA)
+    assert parsed.stage is None and not parsed.ok
+
+
+@pytest.mark.parametrize(
     ("raw", "stage"),
     [('{"winner": "tie", "paper_1_analysis": "", "paper_2_analysis": "", "justification": "",}', "repaired"),
      ("no json at all", None), ('```\n{"winner": "tie"}\n```', "fenced")],

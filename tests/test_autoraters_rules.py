@@ -67,11 +67,80 @@ def test_wilson_interval_known_value() -> None:
     assert (round(lo, 4), round(hi, 4)) == (0.4038, 0.5962)
 
 
-def test_verdicts_file_errors_name_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def strict_json(text: str) -> Any:
+    def refuse(name: str) -> Any:
+        raise AssertionError(f"{name} in --json output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_bad_verdict_line_is_that_lines_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "v.jsonl"
-    path.write_text('{"pair": 1, "call1": "tie", "call2": "tie"}\n{oops\n')
-    assert main(["rate", "sxs", "--verdicts", str(path)]) == 2
-    assert f"{path}:2: not a JSON line" in capsys.readouterr().err
+    lines = ['{"pair": 1, "call1": "paper_1", "call2": "paper_2"}', "{oops",
+             f'{{"pair": 2, "call1": "tie", "call2": {DEEP}}}', "[3]",
+             '{"pair": 4, "call1": "tie", "call2": "tie"}']  # fmt: skip
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["rate", "sxs", "--verdicts", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"{path}:2: not valid JSON" in out and f"{path}:3: nesting too deep" in out
+    assert f"{path}:4: expected {{" in out and "2 pair(s), 3 unreadable" in out
+    code, data = run(capsys, "rate", "sxs", "--verdicts", str(path), "--json")
+    errors = {p["line"]: p for p in data["pairs"] if "error" in p}
+    assert code == 0 and set(errors) == {2, 3, 4} and data["n"] == 2
+    assert main(["rate", "sxs", "--verdicts", str(path), "--fail-on-error"]) == 1
+
+
+@pytest.mark.parametrize("pair", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_verdicts_json_output_is_strict_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], pair: str) -> None:
+    path = tmp_path / "v.jsonl"
+    path.write_text(
+        f'{{"pair": {pair}, "call1": "tie", "call2": "tie"}}\n{{"pair": 2, "call1": "tie", "call2": "tie"}}\n'
+    )
+    assert main(["rate", "sxs", "--verdicts", str(path), "--json"]) == 0
+    data = strict_json(capsys.readouterr().out)
+    assert (data["n"], data["n_errors"]) == (1, 1)
+    assert data["pairs"][0]["pair"] is None and data["pairs"][0]["line"] == 1
+
+
+def test_a_pair_recorded_twice_is_never_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "v.jsonl"
+    path.write_text('{"pair": 1, "call1": "paper_1", "call2": "paper_2"}\n'
+                    '{"pair": "x", "call1": "tie", "call2": "tie"}\n'
+                    '{"pair": 1, "call1": "paper_2", "call2": "paper_1"}\n')  # fmt: skip
+    code, data = run(capsys, "rate", "sxs", "--verdicts", str(path), "--json")
+    assert (code, data["n"], data["n_errors"], data["tie_rate"]) == (0, 1, 2, 1.0)
+    for row in (data["pairs"][0], data["pairs"][2]):
+        assert row["pair"] == 1 and "lines 1, 3" not in row["error"] and "line 1, line 3" in row["error"]
+    assert batch([(5, "tie", "tie"), (5.0, "tie", "tie")])["n_errors"] == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [('{"overall_score":\n NaN}', 2, "NaN is not a JSON number"), ('{"overall_score": 1e999}', 1, "out of range"),
+     (f'{{"overall_score": 60,\n"axis_scores": {DEEP}}}', 2, "nesting too deep"), ("{oops", 1, "not valid JSON")],
+)  # fmt: skip
+def test_every_rate_json_reader_names_file_and_line(
+    tmp_path: Path, paper: Path, capsys: pytest.CaptureFixture[str], text: str, line: int, problem: str
+) -> None:
+    bad, good = tmp_path / "bad.json", tmp_path / "good.json"
+    bad.write_text(text)
+    good.write_text(json.dumps({"overall_score": 60, "axis_scores": {"a": 1}}))
+    for argv in (["rate", "halt", str(bad), str(good)], ["rate", "halt", str(good), str(bad)],
+                 ["rate", "litreview", str(paper), "--avg-citations", "59", "--score", str(bad)],
+                 ["rate", "citation-f1", "--gt", str(paper), "--gen", str(paper),
+                  "--gt-partition", str(bad)]):  # fmt: skip
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert f"{bad}:{line}: " in err and problem in err and "Traceback" not in err, argv
+
+
+def test_pairs_csv_with_an_oversized_field_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "p.csv").write_text("gt,gen\na.tex," + "x" * 200_000 + "\n")
+    assert main(["rate", "citation-f1", "--pairs", str(tmp_path / "p.csv")]) == 2
+    assert f"{tmp_path / 'p.csv'}:2: not a readable CSV" in capsys.readouterr().err
 
 
 def score(**overrides: Any) -> dict[str, Any]:

@@ -187,7 +187,7 @@ def test_numbers_inside_identifiers_of_a_log_attest_nothing(tmp_path: Path) -> N
 
 def test_log_errors_name_the_file(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{oops")
-    with pytest.raises(InputError, match="bad.json: cannot be parsed as JSON"):
+    with pytest.raises(InputError, match="bad.json:1: not valid JSON"):
         load_logs(["bad.json"], tmp_path)
     with pytest.raises(InputError, match="no experimental log matches"):
         load_logs(["missing/*.json"], tmp_path)

@@ -9,6 +9,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
+from ..inputs import load_json
+
 
 def cache_key(prompt_version: str, model: str, payload: Any) -> str:
     """Return the hex key of one call: its prompt version, model and the hash of everything it sends."""
@@ -28,8 +31,8 @@ class ReplyCache:
             return None
         path = self.directory / f"{key[:2]}/{key}.json"
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            record = load_json(path.read_text(encoding="utf-8"), path)
+        except (OSError, ValueError, InputError):
             return None
         return record if isinstance(record, dict) and "raw" in record else None
 

@@ -9,25 +9,26 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..inputs import load_json
+from ..inputs import read_json as _read_json
 from ..transaction import InputError, read_text
 
 # the autoraters import rapidfuzz, pylatexenc, bibtexparser and jsonschema (about a second): only `rate` pays it
 if TYPE_CHECKING:
     from . import citation_metrics as cf1
     from .references import ReferenceList
+    from .sxs import Verdict
 
 MODES = ("skill", "paperorchestra")
 
 EXIT_OK, EXIT_FAILED = 0, 1
+#: unreadable verdicts listed in the text output (all of them are in --json)
+MAX_LISTED_ERRORS = 20
 
 
 def read_json(path: Path) -> Any:
-    """Return the JSON in `path`; raise InputError naming the file, line and problem."""
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}", f"not valid JSON ({exc.msg}, column {exc.colno})") from None
+    """Return the JSON in `path` (no NaN or Infinity); raise InputError naming the file, line and problem."""
+    return _read_json(path)
 
 
 def _manuscript(name: str) -> ReferenceList:
@@ -39,7 +40,8 @@ def _manuscript(name: str) -> ReferenceList:
 
 
 def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
-    print(json.dumps(data, indent=2) if args.json else text)
+    # strict JSON: every input was read without NaN or Infinity, so nothing non-finite reaches here
+    print(json.dumps(data, indent=2, allow_nan=False) if args.json else text)
 
 
 def cmd_refs(args: argparse.Namespace) -> int:
@@ -124,7 +126,11 @@ def cmd_citation_f1(args: argparse.Namespace) -> int:
 def _pairs(args: argparse.Namespace) -> int:
     path = Path(args.pairs)
     base = path.parent
-    rows = list(csv.DictReader(read_text(path).splitlines()))
+    reader = csv.DictReader(read_text(path).splitlines())
+    try:
+        rows = list(reader)
+    except csv.Error as exc:  # a field past csv's size limit, a NUL byte
+        raise InputError(path, f"not a readable CSV ({exc})", line=reader.reader.line_num) from None
     if not rows or not {"gt", "gen"} <= set(rows[0]):
         raise InputError(path, "expected a CSV with a header naming columns gt and gen (optional gt_partition, "
                          "gen_partition)")  # fmt: skip
@@ -150,19 +156,40 @@ def _pairs(args: argparse.Namespace) -> int:
     return EXIT_FAILED if args.fail_under is not None and overall < args.fail_under else EXIT_OK
 
 
-def _verdict_rows(path: Path) -> list[tuple[Any, Any, Any]]:
+def _verdict_rows(path: Path) -> list[Verdict]:
+    from .sxs import LINE_FORMAT, Verdict
+
+    # one line, one record: a line that cannot be read is that record's error, never the whole batch's
     rows = []
     for line, raw in enumerate(read_text(path).splitlines(), start=1):
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{line}", f"not a JSON line ({exc.msg})") from None
+            record = load_json(raw, path, line, finite=True)
+        except InputError as exc:
+            rows.append(Verdict(None, None, None, line, exc.problem))
+            continue
         if not isinstance(record, dict) or "pair" not in record:
-            raise InputError(f"{path}:{line}", 'expected {"pair": ID, "call1": WINNER, "call2": WINNER}')
-        rows.append((record["pair"], record.get("call1"), record.get("call2")))
+            rows.append(Verdict(None, None, None, line, f"expected {LINE_FORMAT}"))
+            continue
+        rows.append(Verdict(record["pair"], record.get("call1"), record.get("call2"), line))
     return rows
+
+
+def _verdict_text(result: dict[str, Any], path: str) -> str:
+    errors = [p for p in result["pairs"] if "error" in p]
+    lines = [f"{path}:{p['line']}: {p['error']}" if p.get("line") else f"pair {p['pair']!r}: {p['error']}"
+             for p in errors[:MAX_LISTED_ERRORS]]  # fmt: skip
+    if len(errors) > MAX_LISTED_ERRORS:
+        lines.append(f"... and {len(errors) - MAX_LISTED_ERRORS} more (--json lists every one)")
+    text = (
+        f"{result['n']} pair(s), {result['n_errors']} unreadable; win {_fmt(result['win_rate'])}, "
+        f"tie {_fmt(result['tie_rate'])}, loss {_fmt(result['loss_rate'])}; win with ties as half "
+        f"{_fmt(result['win_rate_half_ties'])}; orders disagree {_fmt(result['position_inconsistency'])}"
+    )
+    if result["interval"]:
+        text += f"; 95% interval of the win rate [{result['interval'][0]:.3f}, {result['interval'][1]:.3f}]"
+    return "\n".join([*lines, text])
 
 
 def cmd_sxs(args: argparse.Namespace) -> int:
@@ -173,14 +200,7 @@ def cmd_sxs(args: argparse.Namespace) -> int:
         if args.papers:
             raise InputError("rate sxs", "--verdicts aggregates recorded verdicts; give no papers with it")
         result = batch(_verdict_rows(Path(args.verdicts)))
-        text = (
-            f"{result['n']} pair(s), {result['n_errors']} unreadable; win {_fmt(result['win_rate'])}, "
-            f"tie {_fmt(result['tie_rate'])}, loss {_fmt(result['loss_rate'])}; win with ties as half "
-            f"{_fmt(result['win_rate_half_ties'])}; orders disagree {_fmt(result['position_inconsistency'])}"
-        )
-        if result["interval"]:
-            text += f"; 95% interval of the win rate [{result['interval'][0]:.3f}, {result['interval'][1]:.3f}]"
-        _emit(args, result, text)
+        _emit(args, result, _verdict_text(result, args.verdicts))
         failed = args.fail_under is not None and (result["win_rate_half_ties"] or 0.0) < args.fail_under
         return EXIT_FAILED if failed or (args.fail_on_error and result["n_errors"]) else EXIT_OK
     fail_on = [v.strip() for v in (args.fail_on or "").split(",") if v.strip()]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from ..inputs import read_json
 
 if TYPE_CHECKING:
     from .citation_metrics import CitationF1
@@ -88,7 +89,7 @@ def citation_f1(request: pytest.FixtureRequest) -> Callable[..., CitationF1]:
     def partition(value: Any, refs: Any, name: str) -> Any:
         if value is None or isinstance(value, dict) and all(isinstance(k, int) for k in value):
             return value
-        data = value if isinstance(value, dict) else json.loads(Path(value).read_text(encoding="utf-8"))
+        data = value if isinstance(value, dict) else read_json(Path(value))
         return parse_partition(data, refs.references, name)
 
     def run(gt: Any, gen: Any, gt_partition: Any = None, gen_partition: Any = None, mode: str = "skill") -> CitationF1:
@@ -126,7 +127,7 @@ def litreview(request: pytest.FixtureRequest) -> Callable[..., LitReviewReport]:
             call = score_litreview(_require_judge(request), path, count, avg)
             score = call.data
         elif not isinstance(score, dict):
-            score = json.loads(Path(score).read_text(encoding="utf-8"))
+            score = read_json(Path(score))
         report = validate(score, count, avg)
         report.call = call.to_json() if call else None
         return report

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import json_repair
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
+
+from ..errors import InputError
+from ..inputs import load_json
 
 MAX_REPAIR_CHARS = 200_000  # json-repair walks the text; a runaway reply is an error, not a long wait
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
@@ -39,9 +42,21 @@ class ParsedReply:
 
 def _loads(text: str) -> Any:
     try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+        return load_json(text, "reply", finite=True)
+    except InputError:
         return _MISSING
+
+
+def _finite(data: Any) -> bool:
+    # json-repair reads NaN and Infinity as floats; --json output is strict JSON, so such a reply is unreadable
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, (dict, list)):
+            stack.extend(item.values() if isinstance(item, dict) else item)
+    return True
 
 
 _MISSING = object()
@@ -72,6 +87,6 @@ def parse_reply(raw: str, schema: dict[str, Any]) -> ParsedReply:
             data = json_repair.loads(_LATEX_ESCAPE.sub(r"\\\\", text))
         except Exception:  # json-repair promises not to raise; a stranger's reply must not test that promise
             data = None
-        if isinstance(data, dict) and data:
+        if isinstance(data, dict) and data and _finite(data):
             return ParsedReply(data, "repaired", schema_errors(data, schema))
     return ParsedReply(None, None, ["the reply holds no JSON object"])

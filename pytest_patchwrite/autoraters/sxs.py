@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 WINNERS = ("paper_1", "paper_2", "tie")
 CATEGORIES_5 = {2: "win", 1: "leaning_win", 0: "tie", -1: "leaning_loss", -2: "loss"}
 OUTCOMES = ("win", "tie", "loss")
 GATE_COLUMN = "consensus"  # the column `outcome` (and the quality item) uses
+LINE_FORMAT = '{"pair": ID, "call1": WINNER, "call2": WINNER}'
 
 
 class UnreadableVerdict(ValueError):
@@ -82,18 +85,68 @@ def wilson(successes: float, n: int, z: float = 1.959963984540054) -> tuple[floa
     return lo, hi
 
 
-def batch(rows: list[tuple[Any, Any, Any]]) -> dict[str, Any]:
-    """Return the `rate sxs --verdicts` object for (pair id, call1 winner, call2 winner) rows."""
+class Verdict(NamedTuple):
+    """One recorded pair: its id, the two calls' winners, the line it came from, why it could not be read."""
+
+    pair: Any
+    call1: Any
+    call2: Any
+    line: int | None = None
+    problem: str | None = None
+
+
+def _pair_key(pair: Any) -> Any:
+    # JSON reads 1 and 1.0 as equal numbers, and so do we; a string id is another id
+    if isinstance(pair, str):
+        return ("str", pair)
+    if isinstance(pair, int) and not isinstance(pair, bool) or isinstance(pair, float) and math.isfinite(pair):
+        return ("number", pair)
+    return None
+
+
+def _repeats(rows: list[Verdict]) -> dict[int, str]:
+    seen: defaultdict[Any, list[int]] = defaultdict(list)
+    for index, row in enumerate(rows):
+        key = _pair_key(row.pair) if row.problem is None else None
+        if key is not None:
+            seen[key].append(index)
+    problems = {}
+    for indices in seen.values():
+        if len(indices) > 1:
+            where = [f"line {rows[i].line}" if rows[i].line else f"row {i + 1}" for i in indices]
+            for i in indices:
+                times = f"{len(indices)} times ({', '.join(where)})"
+                problems[i] = f"pair {rows[i].pair!r} is recorded {times}; none counted"
+    return problems
+
+
+def batch(rows: Iterable[Verdict | tuple[Any, ...]]) -> dict[str, Any]:
+    """Return the `rate sxs --verdicts` object for Verdict rows (or (pair id, call1 winner, call2 winner) tuples).
+
+    A row is an error, never a tie, when it could not be read, its id is not a string or a finite number,
+    a winner is unreadable, or its id is recorded more than once (every copy is an error: which one
+    is right cannot be told).
+    """
+    verdicts = [row if isinstance(row, Verdict) else Verdict(*row) for row in rows]
+    repeats = _repeats(verdicts)
     pairs: list[dict[str, Any]] = []
     readable: list[Aggregate] = []
-    for pair, call1, call2 in rows:
+    for index, verdict in enumerate(verdicts):
+        entry: dict[str, Any] = {"pair": verdict.pair if _pair_key(verdict.pair) else None}
+        if verdict.line is not None:
+            entry["line"] = verdict.line
+        problem = verdict.problem or repeats.get(index)
+        if problem is None and _pair_key(verdict.pair) is None:
+            problem = f"pair id {verdict.pair!r} is not a string or a finite number"
         try:
-            row = aggregate(call1, call2)
+            if problem is not None:
+                raise UnreadableVerdict(problem)
+            row = aggregate(verdict.call1, verdict.call2)
         except UnreadableVerdict as exc:
-            pairs.append({"pair": pair, "error": str(exc)})
+            pairs.append({**entry, "error": str(exc)})
             continue
         readable.append(row)
-        pairs.append({"pair": pair, "outcome": row.outcome, "category_5pt": row.category_5pt,
+        pairs.append({**entry, "outcome": row.outcome, "category_5pt": row.category_5pt,
                       "category_3pt": row.category_3pt})  # fmt: skip
     n = len(readable)
     wins = sum(1 for r in readable if r.outcome == "win")

@@ -10,6 +10,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from ..errors import InputError
+from ..inputs import load_json
 from .base import Proposal, ProposalRequest, ProposerError
 from .prompt import build_messages
 
@@ -56,7 +58,10 @@ class OpenAICompatibleProposer:
             request = urllib.request.Request(url, data=body, headers=headers, method="POST")
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    return json.loads(response.read().decode("utf-8"))
+                    data = load_json(response.read().decode("utf-8"), url)
+                    if not isinstance(data, dict):
+                        raise ValueError("not a JSON object")
+                    return data
             except urllib.error.HTTPError as exc:
                 detail = exc.read().decode("utf-8", errors="replace")[:200]
                 last = f"HTTP {exc.code} {exc.reason}: {detail}".strip()
@@ -70,6 +75,8 @@ class OpenAICompatibleProposer:
                     last = f"no answer within {self.timeout:g} s"
                 else:
                     last = f"cannot connect ({reason})"
+            except InputError as exc:
+                last = f"bad reply ({exc.problem})"
             except (ValueError, OSError) as exc:
                 last = f"bad reply ({exc})"
         raise ProposerError(f"{url}: {last} after {attempt + 1} attempt(s)")
