@@ -179,6 +179,10 @@ def load_manuscript(
             stack.pop()
             continue
         lineno, name = pending.pop()
+        lexical = manuscript.directory / name.strip()
+        if boundary.allowed(lexical) is None and boundary.allowed(f"{lexical}.tex") is None:
+            manuscript.outside.append((path, lineno, name))  # decided before looking: no existence oracle
+            continue
         target = resolve_input(manuscript.directory, name)
         if target is None:
             manuscript.missing.append((path, lineno, name))

@@ -240,6 +240,7 @@ ATTACKS = [
     ),  # fmt: skip
     Attack("hard-link", {"main.tex": doc("\\input{{hl}}")}, setup=_hardlink, expect_kinds=("outside_tree",)),
     Attack("input-absolute", {"main.tex": doc("\\input{{{secret}/canary}}")}, expect_kinds=("outside_tree",)),
+    Attack("input-absent-outside", {"main.tex": doc("\\input{{/nonexistent/x}}")}, expect_kinds=("outside_tree",)),
     Attack("input-parent-git", {"main.tex": doc("\\input{{../.git/config}}")}, expect_kinds=("outside_tree",)),
     Attack("input-proc", {"main.tex": doc("\\input{{/proc/self/environ}}")}, expect_kinds=("outside_tree",)),
     Attack(
