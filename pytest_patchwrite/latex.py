@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -81,6 +82,16 @@ _REF_WORDS = re.compile(
 _MONTH_BEFORE = re.compile(
     r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?[~\s]*(?:\d{1,2},?\s*)?$"
 )
+
+_IF = re.compile(r"\\(?:if[A-Za-z@]*|else|fi)(?![A-Za-z@])")
+# \iff is an arrow; these take their branches as arguments (ifthen, etoolbox, biblatex) and have no \fi
+_NOT_CONDITIONALS = frozenset(
+    "\\" + name
+    for name in """iff ifthenelse ifblank ifdefempty ifstrequal ifstrempty ifdef ifundef ifcsdef ifcsundef ifdefmacro
+    ifdefstring ifdefvoid ifcsvoid ifcsempty ifbool ifboolexpr iftoggle ifnumcomp ifdimcomp ifnumequal ifinlist
+    ifentrytype iffieldundef ifnameundef iflistundef ifcitation ifkeyword""".split()
+)
+_NEWIF = re.compile(r"\\newif\s*\\if([A-Za-z@]+)")
 
 
 @dataclass(frozen=True)
@@ -308,6 +319,59 @@ def _inside(ranges: list[tuple[int, int]], starts: list[int], pos: int) -> bool:
     return i >= 0 and ranges[i][0] <= pos < ranges[i][1]
 
 
+def _conditionals(masked: str) -> list[tuple[str, int, int, int | None, int]]:
+    """Return each closed conditional: (its \\if word, start, end of the word, its \\else or None, end of its \\fi)."""
+    found: list[tuple[str, int, int, int | None, int]] = []
+    stack: list[tuple[str, int, int, int | None]] = []
+    for m in _IF.finditer(masked):
+        word = m.group(0)
+        if word in _NOT_CONDITIONALS or masked[max(0, m.start() - 6) : m.start()] == "\\newif":
+            continue  # not a conditional of TeX's; `\newif\ifdraft` declares one
+        if word == "\\else":
+            if stack and stack[-1][3] is None:
+                stack[-1] = (*stack[-1][:3], m.start())
+        elif word == "\\fi":
+            if stack:
+                name, start, end, other = stack.pop()
+                found.append((name, start, end, other, m.end()))
+        else:
+            stack.append((word, m.start(), m.end(), None))
+    return found
+
+
+def dead_branches(masked: str, false_ifs: frozenset[str] = frozenset()) -> list[tuple[int, int]]:
+    """Return the ranges TeX never typesets: `\\iffalse` and known-false branches, and `\\iftrue`'s `\\else`.
+
+    `false_ifs`: the `\\if<name>` words known to be false (see `false_conditionals`).
+    """
+    dead: list[tuple[int, int]] = []
+    for word, _, end, other, fi in _conditionals(masked):
+        if word == "\\iffalse" or word in false_ifs:
+            dead.append((end, other if other is not None else fi - 3))
+        elif word == "\\iftrue" and other is not None:
+            dead.append((other, fi - 3))
+    return dead
+
+
+def false_conditionals(texts: Iterable[str]) -> frozenset[str]:
+    """Return the `\\if<name>` words that `\\newif` declares (false) and nothing in `texts` can set true."""
+    masked = [mask(text)[0] for text in texts]
+    declared = {m.group(1) for text in masked if "\\newif" in text for m in _NEWIF.finditer(text)}
+    found: set[str] = set()
+    for name in declared:
+        word = re.escape(name)
+        # \drafttrue anywhere, or \let/\def of \ifdraft: which branch is typeset depends
+        setter = re.compile(rf"\\{word}true(?![A-Za-z@])|\\(?:let|[gex]?def)\s*\\if{word}(?![A-Za-z@])")
+        if not any(setter.search(text) for text in masked):
+            found.add(f"\\if{name}")
+    return frozenset(found)
+
+
+def conditional_spans(masked: str) -> list[tuple[int, int]]:
+    """Return the ranges of every closed conditional, `\\if...` to `\\fi`: which branch is typeset depends."""
+    return [(start, fi) for _, start, _, _, fi in _conditionals(masked)]
+
+
 def _value(m: re.Match[str]) -> tuple[Decimal, int] | None:
     """Return the exact value (its exponent is the printed precision) and the printed fraction digits."""
     digits = re.sub(r"\{,\}|,", "", m.group("int"))
@@ -326,11 +390,19 @@ def _value(m: re.Match[str]) -> tuple[Decimal, int] | None:
     return value, len(frac) - 1 if frac else 0
 
 
-def scan(text: str, file: str = "") -> Scan:
-    """Return the cite keys, numbers and bibliography declarations of one source file."""
+def scan(text: str, file: str = "", false_ifs: frozenset[str] = frozenset()) -> Scan:
+    """Return the cite keys, numbers and bibliography declarations that one source file typesets.
+
+    Branches TeX never typesets (`dead_branches`; `false_ifs` as there) hold none.
+    """
     masked, comments = mask(text)
     result = Scan(file)
     line_starts = [0] + [m.end() for m in re.finditer("\n", masked)]
+    dead = _merge(dead_branches(masked, false_ifs))
+    dead_starts = [start for start, _ in dead]
+
+    def typeset(pos: int) -> bool:
+        return not dead or not _inside(dead, dead_starts, pos)
 
     def line_of(pos: int) -> int:
         return bisect.bisect_right(line_starts, pos)
@@ -340,6 +412,8 @@ def scan(text: str, file: str = "") -> Scan:
     for m in _CS.finditer(masked):
         name = m.group(1)
         base = name.rstrip("*")
+        if not typeset(m.start()):
+            continue
         if base in CITE_COMMANDS:
             limit = 8 if base.lower().endswith("cites") else 1
             for kind, start, end in command_args(masked, m.end(), limit=limit):
@@ -366,7 +440,7 @@ def scan(text: str, file: str = "") -> Scan:
     si_starts = [s for s, _, _ in siunitx]
     for m in _NUMBER.finditer(masked):
         pos = m.start("int")
-        if _inside(ranges, starts, pos):
+        if _inside(ranges, starts, pos) or not typeset(pos):
             continue
         before = masked[max(0, pos - 40) : pos]
         k = bisect.bisect_right(si_starts, pos) - 1

@@ -14,7 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .latex import _inside, _merge, _structural_ranges, command_args, mask
+from .latex import _inside, _merge, _structural_ranges, command_args, dead_branches, mask
 
 PLACEHOLDER = re.compile(r"(?<![\w\\])(?:TODO|FIXME|XXX|TBD)(?!\w)|\?\?|\\todo\b|\[[Cc]itation needed\]")
 _COMMAND_DEFINER = re.compile(
@@ -25,14 +25,6 @@ _ENV_DEFINER = re.compile(
     r"\\(?P<cmd>(?:new|renew)environmentx?|(?:New|Renew|Provide|Declare)DocumentEnvironment)(?![A-Za-z@])\*?"
 )
 _CS_NAME = re.compile(r"\s*(\\(?:[A-Za-z@]+|.))")
-_IF = re.compile(r"\\(?:if[A-Za-z@]*|else|fi)(?![A-Za-z@])")
-# \iff is an arrow; these take their branches as arguments (ifthen, etoolbox, biblatex) and have no \fi
-_NOT_CONDITIONALS = frozenset(
-    "\\" + name
-    for name in """iff ifthenelse ifblank ifdefempty ifstrequal ifstrempty ifdef ifundef ifcsdef ifcsundef ifdefmacro
-    ifdefstring ifdefvoid ifcsvoid ifcsempty ifbool ifboolexpr iftoggle ifnumcomp ifdimcomp ifnumequal ifinlist
-    ifentrytype iffieldundef ifnameundef iflistundef ifcitation ifkeyword""".split()
-)
 _TODONOTES = re.compile(r"\\usepackage\s*\[(?P<options>[^\]]*)\]\s*\{[^}]*\btodonotes\b")
 _WORD_STOP = re.compile(r"[\\{}$%\n]")
 TODO_MACRO = "\\todo"
@@ -103,37 +95,6 @@ def _definition(name: str, environment: bool, body: str) -> Definition:
     return Definition(name, environment, body, hit.group(0) if hit else None)
 
 
-def _conditionals(masked: str) -> list[tuple[str, int, int, int | None, int]]:
-    """Return each closed conditional: (its \\if word, start, end of the word, its \\else or None, end of its \\fi)."""
-    found: list[tuple[str, int, int, int | None, int]] = []
-    stack: list[tuple[str, int, int, int | None]] = []
-    for m in _IF.finditer(masked):
-        word = m.group(0)
-        if word in _NOT_CONDITIONALS or masked[max(0, m.start() - 6) : m.start()] == "\\newif":
-            continue  # not a conditional of TeX's; `\newif\ifdraft` declares one
-        if word == "\\else":
-            if stack and stack[-1][3] is None:
-                stack[-1] = (*stack[-1][:3], m.start())
-        elif word == "\\fi":
-            if stack:
-                name, start, end, other = stack.pop()
-                found.append((name, start, end, other, m.end()))
-        else:
-            stack.append((word, m.start(), m.end(), None))
-    return found
-
-
-def dead_branches(masked: str) -> list[tuple[int, int]]:
-    """Return the ranges of `\\iffalse` branches (up to their `\\else` or `\\fi`), which TeX never typesets."""
-    return [(end, other if other is not None else fi - 3) for word, _, end, other, fi in _conditionals(masked)
-            if word == "\\iffalse"]  # fmt: skip
-
-
-def conditional_spans(masked: str) -> list[tuple[int, int]]:
-    """Return the ranges of every closed conditional, `\\if...` to `\\fi`: which branch is typeset depends."""
-    return [(start, fi) for _, start, _, _, fi in _conditionals(masked)]
-
-
 def todonotes_disabled(root_text: str) -> bool:
     """Return whether the root loads todonotes with `disable` (every `\\todo` then prints nothing)."""
     preamble = mask(root_text)[0].split("\\begin{document}", 1)[0]
@@ -172,15 +133,18 @@ def _uses(text: str, name: str) -> bool:
     return f"\\begin{{{name}}}" in text
 
 
-def find(files: list[tuple[str, str]], root_text: str) -> list[Candidate]:
-    """Return the placeholders of a manuscript's files (file name, text) that a reader of the source would see."""
+def find(files: list[tuple[str, str]], root_text: str, false_ifs: frozenset[str] = frozenset()) -> list[Candidate]:
+    """Return the placeholders of a manuscript's files (file name, text) that a reader of the source would see.
+
+    `false_ifs`: the conditionals known to be false (`latex.false_conditionals`).
+    """
     masked = [(file, mask(text)[0]) for file, text in files]
     defs: list[Definition] = []
     hidden: dict[str, list[tuple[int, int]]] = {}
     for file, text in masked:
         found, bodies = definitions(text)
         defs.extend(found)
-        hidden[file] = bodies + dead_branches(text)
+        hidden[file] = bodies + dead_branches(text, false_ifs)
     macros = placeholder_macros(defs, not todonotes_disabled(root_text))
     out: list[Candidate] = []
     for file, text in masked:

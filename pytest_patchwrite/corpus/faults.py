@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..edit import Edit, line_ending
-from ..latex import _inside, _merge, _structural_ranges, mask, scan
-from ..placeholders import conditional_spans, definitions
+from ..latex import _inside, _merge, _structural_ranges, conditional_spans, mask, scan
+from ..placeholders import definitions
 from .documents import FAKE_KEY
 
 CONTENT_FAULTS = ("fake_cite", "bad_number", "todo", "swapped_acc")

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..bib import Bibliography, load_bibliography, resolve_bib
 from ..errors import InputError
 from ..explog import EvidenceLog, load_logs
-from ..latex import Scan, scan
+from ..latex import Scan, false_conditionals, scan
 from ..manuscript import Manuscript, bib_backend, load_manuscript, magic_comments
 from ..model import WARNING, GateResult, PatchContext, Violation
 from ..numeric import parse_number
@@ -139,7 +139,8 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig, head: dict[Path, st
         config = config.for_manuscript(manuscript)
     else:
         config = config.for_manuscript(manuscript, head.get(manuscript.root, ""))
-    scans = [scan(manuscript.texts[path], str(path)) for path in manuscript.files]
+    false_ifs = false_conditionals(manuscript.texts.values())
+    scans = [scan(manuscript.texts[path], str(path), false_ifs) for path in manuscript.files]
     if head is not None:
         for path, s in zip(manuscript.files, scans, strict=True):
             if head.get(path) != manuscript.texts[path]:
@@ -189,7 +190,7 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig, head: dict[Path, st
     if config.placeholders:
         by_file = {s.file: s for s in scans}
         files = [(str(path), manuscript.texts[path]) for path in manuscript.files]
-        for c in find_placeholders(files, manuscript.texts[manuscript.root]):
+        for c in find_placeholders(files, manuscript.texts[manuscript.root], false_ifs):
             if not by_file[c.file].is_suppressed(c.line, "placeholder"):
                 message = "is a placeholder left in the text; finish it, or move it into a % comment"
                 placeholders.append(Violation("placeholder", c.file, c.line, c.token, message))
