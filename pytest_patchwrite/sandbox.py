@@ -154,7 +154,17 @@ def tex_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _bwrap_args(bwrap: str, tree: Path | None, limits: Limits, cwd: str = TREE) -> list[str]:
+@dataclass(frozen=True)
+class FontDirs:
+    """Where a job's generated fonts go and where earlier ones are read, bound over the sandbox's TeX home."""
+
+    var: Path  # writable, the job's own: TEXMFVAR, where mktexpk and mktextfm write
+    cache: Path | None = None  # read-only, fonts built by `fontcache` from TeX Live's sources alone: TEXMFHOME
+
+
+def _bwrap_args(
+    bwrap: str, tree: Path | None, limits: Limits, cwd: str = TREE, fonts: FontDirs | None = None
+) -> list[str]:
     args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL"]
     for path in _RO_PATHS:
         if os.path.exists(path):
@@ -166,6 +176,10 @@ def _bwrap_args(bwrap: str, tree: Path | None, limits: Limits, cwd: str = TREE) 
             args += ["--ro-bind", link, link]
     args += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     args += ["--dir", _HOME]
+    if fonts is not None:
+        args += ["--bind", str(fonts.var), f"{_HOME}/texmf-var"]
+        if fonts.cache is not None and fonts.cache.is_dir():
+            args += ["--ro-bind", str(fonts.cache), f"{_HOME}/texmf"]
     if tree is not None:
         args += ["--bind", str(tree), TREE, "--chdir", cwd]
     return args
@@ -278,16 +292,34 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         pass
 
 
+def _reap(procs: list[subprocess.Popen[bytes]], seconds: float = 5.0) -> None:
+    """Wait (at most `seconds`) until the killed sandboxes' bwrap processes have exited.
+
+    Not with `Popen.wait`: the signal usually interrupts the main thread inside
+    `proc.wait()`, which holds the Popen's wait lock, so a second wait from the
+    handler could never take it and always ran into its timeout.
+    """
+    pending = {proc.pid for proc in procs if proc.returncode is None}
+    end = time.monotonic() + seconds
+    while pending:
+        for pid in list(pending):
+            try:
+                reaped, _status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # already reaped (Popen then reports exit status 0)
+                reaped = pid
+            if reaped:
+                pending.discard(pid)
+        if not pending or time.monotonic() >= end:
+            return
+        time.sleep(0.01)
+
+
 def _on_signal(signum: int, frame: object) -> None:
     with _live_lock:
         procs, dirs = list(_live_procs), list(_live_dirs)
     for proc in procs:
         _kill_group(proc)
-    for proc in procs:
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
+    _reap(procs)
     for directory in dirs:
         remove_tree(directory)
     previous = _handled.get(signum, signal.SIG_DFL)
@@ -336,10 +368,11 @@ def _command(
     confined: bool,
     extra_env: dict[str, str] | None,
     info_fd: int | None = None,
+    fonts: FontDirs | None = None,
 ) -> tuple[list[str], dict[str, str], str]:
     """Return (argv, environment, working directory) that start `tool` on `tree`, confined or not.
 
-    `info_fd`: where bwrap reports the pid of the sandbox's init.
+    `info_fd`: where bwrap reports the pid of the sandbox's init; `fonts`: see `FontDirs` (confined only).
     """
     cmd = [tool, *options, *(check_argument(arg) for arg in operands)]
     path = shutil.which(tool)
@@ -356,7 +389,7 @@ def _command(
     if bwrap is None or not available():
         raise SandboxError(unavailable_reason() or "bubblewrap is not installed")
     inner = str(Path(TREE) / rel) if str(rel) != "." else TREE
-    argv = _bwrap_args(bwrap, tree, limits, inner)
+    argv = _bwrap_args(bwrap, tree, limits, inner, fonts)
     if info_fd is not None:
         argv[1:1] = ["--info-fd", str(info_fd)]
     for key, value in tex_env(extra_env).items():
@@ -393,6 +426,7 @@ def run(
     limits: Limits | None = None,
     confined: bool = True,
     extra_env: dict[str, str] | None = None,
+    fonts: FontDirs | None = None,
 ) -> Outcome:
     """Return how `tool options operands` ended, run in `cwd` (below `tree`), `tree` its only writable place.
 
@@ -403,14 +437,14 @@ def run(
     trusted run, or where the caller decided so): the same environment and
     limits, in the real directory. The whole process tree is killed at
     `deadline` (a `time.monotonic()` value) or when it writes more than
-    `limits.disk_bytes` into `tree`.
+    `limits.disk_bytes` into `tree` (and the job's font directory, `fonts.var`).
     """
     limits = limits or Limits()
     install_signal_handlers()
     info_read, info_write = os.pipe() if confined else (-1, -1)
     try:
         argv, env, run_cwd = _command(tool, options, operands, tree, cwd or tree, limits, confined, extra_env,
-                                      info_write if confined else None)  # fmt: skip
+                                      info_write if confined else None, fonts)  # fmt: skip
     except BaseException:
         if confined:
             os.close(info_read)
@@ -440,10 +474,14 @@ def run(
     if confined:  # until bwrap reports it (right after it starts), a kill takes bwrap's process group
         _INNER[proc.pid] = _read_child_pid(info_read)
     done = threading.Event()
+    writable = [tree, fonts.var] if confined and fonts is not None else [tree]
+
+    def over_disk() -> bool:
+        return sum(tree_bytes(place, limits.disk_bytes) for place in writable) > limits.disk_bytes
 
     def watch_disk() -> None:
         while not done.wait(0.2):
-            if tree_bytes(tree, limits.disk_bytes) > limits.disk_bytes:
+            if over_disk():
                 kill("disk")
                 return
 
@@ -460,7 +498,7 @@ def run(
         with _live_lock:
             _live_procs.discard(proc)
         _INNER.pop(proc.pid, None)
-    if not stopped["why"] and tree_bytes(tree, limits.disk_bytes) > limits.disk_bytes:
+    if not stopped["why"] and over_disk():
         stopped["why"] = "disk"
     return Outcome(proc.returncode, stopped["why"] == "timeout", "disk" if stopped["why"] == "disk" else "")
 

@@ -490,7 +490,7 @@ def test_signal_kills_the_engine_and_removes_the_sandbox(signum: int, runner: st
     assert "Traceback" not in err
     left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
     assert left == []
-    assert list(sandboxes.glob("sandbox-*")) == []
+    assert list(sandboxes.glob("sandbox-*")) == [] and list(sandboxes.glob("fonts-*")) == []
 
 
 @pytest.mark.parametrize("tool", ["bibtex", "biber"])

@@ -24,7 +24,7 @@ from ..paths import Boundary
 from ..pdftext import pdf_text
 from ..texlog import ERROR, FATAL, LogMessage, needs_rerun, parse_blg, parse_tex_log
 from ..transaction import read_text
-from . import verdicts, warm
+from . import fontcache, verdicts, warm
 from .rerun import aux_state, bib_input, failed, read_log, settling
 from .verdicts import default_cache_dir
 
@@ -124,6 +124,7 @@ class CompileGate:
         self.rootdir = rootdir  # bounds a mirrored shared bibliography when no git work tree does
         self.compiles = 0
         self.cache_hits = 0
+        self._fonts: sandbox.FontDirs | None = None  # the current compile's (fontcache)
 
     # -- the Gate protocol ------------------------------------------------------------
     def check(self, text: str, context: PatchContext) -> GateResult:
@@ -158,7 +159,7 @@ class CompileGate:
         if not self.trusted and not confined:
             unconfined.warn_once()
         start = warm.Start()
-        with sandbox.job_directory() as tree:
+        with sandbox.job_directory() as tree, fontcache.job_fonts(confined) as self._fonts:
             work, copied = self._copy(root, overrides, tree)
             for path, text in overrides.items():
                 rel = path.relative_to(root.parent)
@@ -273,7 +274,8 @@ class CompileGate:
         pdf = work / f"{job}.pdf"
         report.pdf_bytes = pdf.stat().st_size if pdf.exists() else 0
         report.messages = [_relocate(m, work, root.parent, {entry: root.name}) for m in messages]
-        report.violations = _violations(report, root, self.timeout, self.max_runs)
+        making_fonts = report.timed_out and self._fonts is not None and fontcache.running(self._fonts.var)
+        report.violations = _violations(report, root, self.timeout, self.max_runs, making_fonts)
         report.ok = not report.violations
         if report.ok and self.extract_text:
             report.pdf_text = pdf_text(pdf)  # the sandbox is temporary: read it now
@@ -297,7 +299,7 @@ class CompileGate:
         # mirror is there to open (kpathsea's paranoid mode refuses `..`)
         extra = {"openin_any": "r"} if confined and tree != work else None
         outcome = sandbox.run(tool, options, operands, tree, cwd=work, deadline=deadline, limits=self.limits,
-                              confined=confined, extra_env=extra)  # fmt: skip
+                              confined=confined, extra_env=extra, fonts=self._fonts)  # fmt: skip
         return not (outcome.timed_out or outcome.over_limit)
 
     def _warm_start(self, engine: str, copied: dict[str, bytes], root: Path) -> warm.Start:
@@ -350,9 +352,17 @@ def _relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[s
                       message.line, message.token)  # fmt: skip
 
 
-def _violations(report: CompileReport, root: Path, timeout: float, max_runs: int) -> list[Violation]:
+def _violations(
+    report: CompileReport, root: Path, timeout: float, max_runs: int, making_fonts: bool = False
+) -> list[Violation]:
     if report.timed_out:
-        msg = f"the engine did not finish within {timeout:g} s (an endless macro loop?); it was killed"
+        doing = (
+            "it was generating bitmap fonts (mktexpk, METAFONT), which are kept for the next compile: run it again "
+            "or raise the timeout"
+            if making_fonts
+            else "an endless macro loop?"
+        )
+        msg = f"the engine did not finish within {timeout:g} s ({doing}); it was killed"
         return [Violation("timeout", str(root), 0, "", msg)]
     errors = [m for m in report.messages if m.severity in (ERROR, FATAL)]
     located = [m for m in errors if m.kind not in ("emergency_stop", "fatal_error", "no_output")]
