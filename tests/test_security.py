@@ -541,3 +541,39 @@ def test_pytest_report_holds_no_secret(row: str, tmp_path: Path, server: int) ->
     for text in (done.stdout, done.stderr, report.read_text()):
         assert CANARY not in text and CANARY_NUMBER not in text
     assert _canary_files(tmp_path / "cache") == []
+
+
+def test_pytest_trusted_input_flag_and_ini(tmp_path: Path) -> None:
+    """Without a sandbox, pytest refuses lualatex; `--patchwrite-trusted-input` or the ini option allows it."""
+    require_tool("lualatex")
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    (paper / "main.tex").write_text(plain(doc("\\directlua{{tex.print(1)}}", magic=LUATEX)))
+    env = dict(os.environ, PATCHWRITE_NO_SANDBOX="1", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    base = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "main.tex", "-q"]
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*base, *extra], cwd=paper, env=env, capture_output=True, text=True, timeout=300)
+
+    refused = run()
+    assert refused.returncode == 1 and "unconfined" in refused.stdout, refused.stdout[-2000:]
+    assert run("--patchwrite-trusted-input").returncode == 0
+    (paper / "pytest.ini").write_text("[pytest]\npatchwrite_trusted_input = true\n")
+    assert run().returncode == 0
+
+
+def test_log_glob_is_bounded(tmp_path: Path) -> None:
+    """A glob over more files than the cap is refused as a whole, not walked to the end."""
+    from pytest_patchwrite.paths import MAX_GLOB_MATCHES, Boundary, OutsideTree
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for i in range(MAX_GLOB_MATCHES + 1):
+        (logs / f"r{i}.json").write_text("{}")
+    boundary = Boundary(tmp_path)
+    assert len(boundary.glob("logs/r1*.json", tmp_path, "logs/r1*.json")) == 112  # r1, r10-19, r100-199, r1000
+    with pytest.raises(OutsideTree) as too_many:
+        boundary.glob("**/*.json", tmp_path, "**/*.json")
+    assert "more than 1000 files" in too_many.value.why
+    with pytest.raises(OutsideTree):
+        boundary.glob("../**/*.json", tmp_path, "../**/*.json")
