@@ -33,7 +33,7 @@ STRUCTURAL_ARGS: dict[str, int] = {
         """label ref eqref pageref autoref cref Cref vref nameref cpageref hyperref url input include includeonly
         subfile subfileinclude bibliography bibliographystyle addbibresource usepackage RequirePackage documentclass
         includegraphics graphicspath bibitem date hypersetup geometry color pagecolor pagestyle thispagestyle
-        pagenumbering linespread vspace vspace* hspace hspace* vskip hskip kern cline cmidrule label* end
+        pagenumbering linespread setstretch vspace vspace* hspace hspace* vskip hskip kern cline cmidrule label* end
         newcounter stepcounter refstepcounter numberwithin author affiliation affil address institute email
         IEEEauthorblockN IEEEauthorblockA IEEEoverridecommandlockouts orcid doi thanks acmConference acmYear
         acmISBN acmDOI acmPrice copyrightyear setcopyright received revised accepted keywords version""".split(),
@@ -59,6 +59,8 @@ LENGTH_PARAMS = ("arraystretch", "baselinestretch", "tabcolsep", "textfraction",
                  "floatpagefraction", "dbltopfraction", "dblfloatpagefraction", "extrarowheight")  # fmt: skip
 
 _CS = re.compile(r"\\([A-Za-z@]+\*?|.)", re.DOTALL)
+_CS_AFTER = re.compile(r"\s*\\([A-Za-z@]+)")
+_DOTTED_ON = re.compile(r"\.\d")
 _BEGIN_VERB = re.compile(r"\\begin\{(" + "|".join(re.escape(e) for e in VERBATIM_ENVS) + r")\}")
 _VERB = re.compile(r"\\verb\*?([^A-Za-z\s*])")
 _SUPPRESS = re.compile(r"patchwrite:\s*ignore(?P<what>(?:\s+(?:number|numbers|cite|cites|placeholder|placeholders))*)")
@@ -272,10 +274,15 @@ def _structural_ranges(masked: str) -> tuple[list[tuple[int, int]], list[tuple[i
                 close = masked.find(f"\\end{{{env}}}", m.end())
                 ranges.append((m.end(), close if close != -1 else len(masked)))
             continue
-        if base in ("newcommand", "renewcommand", "providecommand", "def") or name in ("newcommand*", "renewcommand*"):
+        if base in ("newcommand", "renewcommand", "providecommand", "def", "gdef", "edef", "xdef"):
             args = command_args(masked, m.end(), limit=2)
             if args and any(p in masked[args[0][1] : args[0][2]] for p in LENGTH_PARAMS):
                 ranges.extend((s, e) for _, s, e in args)
+                continue
+            # \def\arraystretch{1.5}, \renewcommand\arraystretch{1.2}: the name is no group
+            named = _CS_AFTER.match(masked, m.end())
+            if named and named.group(1) in LENGTH_PARAMS:
+                ranges.extend((s, e) for _, s, e in command_args(masked, named.end(), limit=1))
                 continue
         if base in CITE_COMMANDS or base in ("cites", "nocite"):
             args = command_args(masked, m.end(), limit=8 if base.endswith("cites") else 1)
@@ -442,6 +449,8 @@ def scan(text: str, file: str = "", false_ifs: frozenset[str] = frozenset()) -> 
         pos = m.start("int")
         if _inside(ranges, starts, pos) or not typeset(pos):
             continue
+        if _DOTTED_ON.match(masked, m.end("frac") if m.group("frac") else m.end("int")):
+            continue  # a version or address with two or more dots (LAPACK 3.4.0, 192.168.1.1) is one identifier
         before = masked[max(0, pos - 40) : pos]
         k = bisect.bisect_right(si_starts, pos) - 1
         in_si = k >= 0 and siunitx[k][0] <= pos < siunitx[k][1]
