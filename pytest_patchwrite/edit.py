@@ -6,7 +6,8 @@ A proposer sees the source numbered 1-based and answers with one block:
     replacement lines      replacement lines
     ```                    (to the end of text)
 
-Lines outside a fenced block are commentary and ignored.
+Lines outside a fenced block are commentary and ignored. `EDIT N M` followed (blank lines
+allowed) by an opening fence is the fenced form: the fence's content is the body.
 """
 
 from __future__ import annotations
@@ -26,11 +27,14 @@ REASONS = (
     "empty_replacement",
     "unclosed_fence",
     "invalid_text",
+    "fence_in_body",
 )
 
 #: a line number longer than this is past the end of any file (and int() of 4,300 digits raises)
 _MAX_DIGITS = 18
-_INT = re.compile(r"[+-]?\d+")
+# ASCII digits only (\d also matches Arabic-Indic and other digits); a minus sign is read so that
+# `EDIT -2 3` is told lines start at 1; leading zeros are allowed (04 is 4)
+_INT = re.compile(r"-?[0-9]+")
 _INFO = re.compile(r"[\w-]*")
 
 
@@ -196,6 +200,34 @@ def _close_after(lines: list[str], i: int) -> int | None:
     return next((j for j in range(i + 1, len(lines)) if _fence_info(lines[j]) == ""), None)
 
 
+def _is_fence(line: str) -> bool:
+    return line.lstrip(" \t").startswith("```")
+
+
+def _fenced(lines: list[str], header: int, opening: int, verb: str, args: str) -> tuple[list[_Block], int]:
+    """Return the block whose fence opens at `opening` (and a block per fenced header in its body), and where
+    scanning resumes: a ```` ```EDIT ```` line inside a body opens a second edit, never body text."""
+    close = _close_after(lines, opening)
+    body = None if close is None else lines[opening + 1 : close]
+    nested = [_Block(j, "", "", True, []) for j in range(opening + 1, close or len(lines))
+              if _is_fence(lines[j]) and _header(lines[j])]  # fmt: skip
+    return [_Block(header, verb, args, True, body), *nested], len(lines) if close is None else close + 1
+
+
+def _rest(lines: list[str], i: int) -> tuple[list[_Block], list[str]]:
+    """Return a block per header after line `i` and the lines after `i`, trailing blank lines dropped."""
+    rest = lines[i + 1 :]
+    while rest and not rest[-1].strip():
+        rest.pop()
+    return [_Block(j, "", "", False, []) for j in range(i + 1, len(lines)) if _header(lines[j])], rest
+
+
+def _opening_fence_after(lines: list[str], i: int) -> int | None:
+    """Return the index of the first non-blank line after `i` when it opens a fence (```` ```latex ````), else None."""
+    j = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None)
+    return j if j is not None and _fence_info(lines[j]) is not None else None
+
+
 def _blocks(lines: list[str]) -> list[_Block]:
     """Return the edit blocks of a reply.
 
@@ -210,10 +242,8 @@ def _blocks(lines: list[str]) -> list[_Block]:
             info = _fence_info(lines[i])
             if info is not None and i + 1 < len(lines) and (nxt := _header(lines[i + 1])) and not nxt[0]:
                 # ```latex / EDIT 4 4 / body / ```: a fence opened for the edit
-                close = _close_after(lines, i + 1)
-                body = None if close is None else lines[i + 2 : close]
-                found.append(_Block(i + 1, nxt[1], nxt[2], True, body))
-                i = len(lines) if close is None else close + 1
+                blocks, i = _fenced(lines, i + 1, i + 1, nxt[1], nxt[2])
+                found.extend(blocks)
             elif info is not None:
                 close = _close_after(lines, i)
                 i = i + 1 if close is None else close + 1  # a closed non-edit fence is skipped whole
@@ -226,26 +256,25 @@ def _blocks(lines: list[str]) -> list[_Block]:
             found.append(_Block(i, verb, closed, True, []))
             i += 1
         elif fenced:
-            close = _close_after(lines, i)
-            found.append(_Block(i, verb, args, True, None if close is None else lines[i + 1 : close]))
-            i = len(lines) if close is None else close + 1
-        elif verb == "DELETE":
-            found.append(_Block(i, verb, args, False, []))
-            i += 1
+            blocks, i = _fenced(lines, i, i, verb, args)
+            found.extend(blocks)
+        elif verb == "EDIT" and (opening := _opening_fence_after(lines, i)) is not None:
+            # EDIT 4 4 / ```latex / body / ``` / a closing remark: the chatty model's usual answer
+            blocks, i = _fenced(lines, i, opening, verb, args)
+            found.extend(blocks)
         else:
-            body = lines[i + 1 :]
-            while body and not body[-1].strip():
-                body.pop()
+            # a bare body (and whatever follows a bare DELETE) runs to the end, so a header in it is a second edit
+            headers, body = _rest(lines, i)
             found.append(_Block(i, verb, args, False, body))
-            # a bare body runs to the end, so a header inside it is a second edit
-            found.extend(_Block(j, "", "", False, []) for j in range(i + 1, len(lines)) if _header(lines[j]))
+            found.extend(headers)
             break
     return found
 
 
 def parse_edit(text: str, n_lines: int, max_span: int = DEFAULT_MAX_SPAN) -> Edit:
     """Return the one edit in `text`, checked against a file of `n_lines` lines; raise EditError."""
-    lines = [line.rstrip("\r") for line in text.split("\n")]
+    # one leading byte-order mark (a Windows editor's) is no part of the reply
+    lines = [line.rstrip("\r") for line in text.removeprefix("\ufeff").split("\n")]
     blocks = _blocks(lines)
     if not blocks:
         raise EditError("no_edit", "no `EDIT N M` or `DELETE N M` line found")
@@ -260,10 +289,18 @@ def parse_edit(text: str, n_lines: int, max_span: int = DEFAULT_MAX_SPAN) -> Edi
     body = block.body
     if verb == "DELETE":
         if any(b.strip() for b in body):
-            raise EditError("bad_range", f"DELETE {start} {end} takes no replacement lines; use EDIT {start} {end}")
+            message = (f"DELETE {start} {end} takes no replacement lines, but text follows it; to replace the "
+                       f"lines use EDIT {start} {end}, and put any remark before the header")  # fmt: skip
+            raise EditError("bad_range", message)
         return Edit(start, end, (), "DELETE")
     if not any(b.strip() for b in body):
         raise _empty_body(start, end)
+    fence = next((k for k, b in enumerate(body) if _is_fence(b)), None)
+    if not block.fenced and fence is not None:
+        raise EditError("fence_in_body", f"the bare EDIT {start} {end} body holds a fence line (reply line "
+                        f"{block.index + 2 + fence}), which would be written into the file; put the replacement "
+                        f"right after the header inside one fence (```EDIT {start} {end} ... ```) and any remark "
+                        "outside it")  # fmt: skip
     check_body(verb, start, end, body)
     return Edit(start, end, tuple(body), "EDIT")
 

@@ -35,6 +35,18 @@ TEN = "".join(f"line {i}\n" for i in range(1, 11))
         ("EDIT 4 4\n   \n\n", "empty_replacement"),
         ("```EDIT 4 4\nnew text\n", "unclosed_fence"),
         ("```DELETE 2 3\nnot empty\n```", "bad_range"),
+        ("DELETE 4 4\nextra body\n", "bad_range"),
+        ("DELETE 4 4\n\nThis removes the repeated sentence.", "bad_range"),
+        ("EDIT \u0664 \u0664\nx\n", "bad_range"),
+        ("EDIT +4 4\nx\n", "bad_range"),
+        ("EDIT \uff14 4\nx\n", "bad_range"),
+        ("EDIT 4 4\nnew text\n```\n\nThat rewords it.", "fence_in_body"),
+        ("EDIT 4 4\nnew text\n   ```latex\nmore\n", "fence_in_body"),
+        ("EDIT 4 4\n```latex\nnew text\n", "unclosed_fence"),
+        ("```EDIT 4 4\n```EDIT 5 5\nnested\n```", "multiple_edits"),
+        ("```latex\nEDIT 4 4\nx\n```DELETE 5 5```\n```", "multiple_edits"),
+        ("EDIT 4 4\n```\nx\n```EDIT 5 5\ny\n```", "multiple_edits"),
+        ("EDIT 4 4\n```latex\nx\n```\nEDIT 5 5\ny\n", "multiple_edits"),
     ],
 )
 def test_reason_codes(edit_text: str, reason: str | None) -> None:
@@ -44,6 +56,43 @@ def test_reason_codes(edit_text: str, reason: str | None) -> None:
     with pytest.raises(EditError) as info:
         parse_edit(edit_text, 10)
     assert info.value.reason == reason
+
+
+@pytest.mark.parametrize("info", ["latex", "tex", "", "LaTeX"])
+@pytest.mark.parametrize("gap", ["", "\n", "\n  \n"])
+def test_a_bare_header_followed_by_a_fence_is_the_fenced_form(info: str, gap: str) -> None:
+    # a chatty model's usual answer: the fence markers and the closing remark must never reach the file
+    body = "Table~\\ref{tab:main} lists it.\n\\emph{x}\n"
+    reply = f"Here is my edit.\n\nEDIT 4 4\n{gap}```{info}\n{body}```\n\nThis rewords line 4.\n"
+    assert parse_edit(reply, 10) == Edit(4, 4, ("Table~\\ref{tab:main} lists it.", "\\emph{x}"))
+
+
+def test_fence_in_body_says_what_to_do() -> None:
+    with pytest.raises(EditError) as info:
+        parse_edit("EDIT 4 4\nnew text\n```\nbye\n", 10)
+    assert info.value.reason == "fence_in_body"
+    assert "reply line 3" in info.value.message and "```EDIT 4 4" in info.value.message
+
+
+def test_a_bare_delete_followed_by_text_never_drops_it_silently() -> None:
+    with pytest.raises(EditError) as info:
+        parse_edit("DELETE 4 4\nextra body\n", 10)
+    assert "EDIT 4 4" in info.value.message
+    assert parse_edit("Remove the repeat.\nDELETE 4 4\n\n  \n", 10) == Edit(4, 4, (), "DELETE")
+
+
+def test_header_numbers_are_ascii_digits_leading_zeros_allowed() -> None:
+    assert parse_edit("EDIT 04 004\nx\n", 10) == Edit(4, 4, ("x",))
+    with pytest.raises(EditError) as info:
+        parse_edit("```EDIT \u0664 4\nx\n```", 10)
+    assert info.value.reason == "bad_range"
+
+
+def test_one_leading_byte_order_mark_is_stripped() -> None:
+    assert parse_edit("\ufeffEDIT 4 4\nx\n", 10) == Edit(4, 4, ("x",))
+    assert parse_edit("\ufeff```EDIT 4 4\r\nx\r\n```\r\n", 10) == Edit(4, 4, ("x",))
+    # only the leading one: a BOM inside the body is the body's
+    assert parse_edit("\ufeffEDIT 4 4\n\ufeffx\n", 10).body == ("\ufeffx",)
 
 
 def test_span_too_long_respects_max_span() -> None:
