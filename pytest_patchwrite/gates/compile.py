@@ -232,7 +232,7 @@ class CompileGate:
         report = CompileReport(ok=False, engine=engine, start=start.kind)
         messages: list[LogMessage] = []
         while True:
-            before = aux_state(work)
+            before = aux_state(work) if self.resolve else {}  # one pass reads nothing back
             if not self._call(engine, options, [entry], work, deadline):
                 report.timed_out = True
                 break
