@@ -84,7 +84,7 @@ def run_latexmk(root: Path) -> tuple[bool, bool, float]:
     mode = LATEXMK_MODE.get(program.group(1).lower(), "-pdf") if program else "-pdf"
     started = time.perf_counter()
     done = subprocess.run(["latexmk", mode, "-interaction=nonstopmode", "-halt-on-error", root.name], cwd=root.parent,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900)  # fmt: skip
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=900)  # fmt: skip
     seconds = time.perf_counter() - started
     log = root.with_suffix(".log")
     undefined = bool(_UNDEFINED.search(log.read_text(encoding="utf-8", errors="replace"))) if log.exists() else True
