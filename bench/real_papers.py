@@ -58,23 +58,27 @@ def texlive_samples(limit: int, scratch: Path) -> list[Path]:
     return roots
 
 
-def papers(args: argparse.Namespace, scratch: Path) -> list[Path]:
-    """Return the roots to measure."""
-    if args.papers:
-        found: list[Path] = []
-        for item in map(Path, args.papers):
-            candidates = sorted(item.glob("*.tex")) if item.is_dir() else [item]
-            found.extend(p.resolve() for p in candidates if is_root(p))
-        return found
-    return sorted(SAMPLES.glob("*.tex")) + texlive_samples(args.texlive, scratch)
+def papers(args: argparse.Namespace, scratch: Path) -> list[tuple[Path, Path]]:
+    """Return (tree to copy, root) per paper: a directory is a tree whose roots sit at its top or one level down."""
+    found: list[tuple[Path, Path]] = []
+    for item in map(Path, args.papers):
+        item = item.resolve()
+        if item.is_dir():
+            candidates = sorted(item.glob("*.tex")) + sorted(item.glob("*/*.tex"))
+            found.extend((item, p) for p in candidates if is_root(p))
+        elif is_root(item):
+            found.append((item.parent, item))
+    if not args.papers:
+        found = [(p.parent, p) for p in sorted(SAMPLES.glob("*.tex")) + texlive_samples(args.texlive, scratch)]
+    return found
 
 
-def fresh_copy(root: Path, target: Path) -> Path:
-    """Copy the paper's directory (without build outputs) and return the copy's root."""
+def fresh_copy(tree: Path, root: Path, target: Path) -> Path:
+    """Copy the paper's tree (without build outputs; a `.git` marker stays) and return the copy's root."""
     ignore = shutil.ignore_patterns("*.aux", "*.log", "*.pdf", "*.bbl", "*.blg", "*.bcf", "*.run.xml", "*.fls",
-                                    "*.fdb_latexmk", "*.toc", "*.out", ".git")  # fmt: skip
-    shutil.copytree(root.parent, target, ignore=ignore)
-    return target / root.name
+                                    "*.fdb_latexmk", "*.toc", "*.out", "objects", "*.pack")  # fmt: skip
+    shutil.copytree(tree, target, ignore=ignore)
+    return target / root.relative_to(tree)
 
 
 def run_latexmk(root: Path) -> tuple[bool, bool, float]:
@@ -115,19 +119,20 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="real-papers-") as tmp:
         scratch = Path(tmp)
-        for n, root in enumerate(papers(args, scratch)):
-            built, clean, lmk_seconds = run_latexmk(fresh_copy(root, scratch / f"{n}-latexmk"))
-            entry, pw_seconds = run_patchwrite(fresh_copy(root, scratch / f"{n}-patchwrite"))
+        for n, (tree, root) in enumerate(papers(args, scratch)):
+            name = str(root.relative_to(tree.parent))
+            built, clean, lmk_seconds = run_latexmk(fresh_copy(tree, root, scratch / f"{n}-latexmk"))
+            entry, pw_seconds = run_patchwrite(fresh_copy(tree, root, scratch / f"{n}-patchwrite"))
             gates = entry["gates"]
             failing = sorted(name for name, gate in gates.items() if not gate["ok"])
             warnings = sum(v.get("severity") == "warning" for gate in gates.values() for v in gate["violations"])
             kinds = sorted({v["kind"] for gate in gates.values() for v in gate["violations"]})
-            row = {"paper": root.name, "latexmk_ok": built, "latexmk_clean": clean,
+            row = {"paper": name, "latexmk_ok": built, "latexmk_clean": clean,
                    "compile_ok": gates["compile"]["ok"], "failing": failing, "warnings": warnings, "kinds": kinds,
                    "latexmk_s": round(lmk_seconds, 2), "patchwrite_s": round(pw_seconds, 2)}  # fmt: skip
             rows.append(row)
             verdict = "clean" if clean else "ok" if built else "FAIL"
-            print(f"{root.name:40} latexmk {verdict:5} compile {'ok' if row['compile_ok'] else 'FAIL':4} "
+            print(f"{name[-48:]:48} latexmk {verdict:5} compile {'ok' if row['compile_ok'] else 'FAIL':4} "
                   f"failing {','.join(failing) or '-':24} warnings {warnings} {' '.join(kinds)}  "
                   f"{lmk_seconds:6.2f} s / {pw_seconds:6.2f} s", flush=True)  # fmt: skip
     if not rows:
