@@ -41,5 +41,6 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
 
 
-# the compile-gate corpus holds failing manuscripts on purpose; they are inputs, not our own checks
+# the compile-gate corpus holds failing manuscripts on purpose, real_world the samples test_real_world checks:
+# inputs, not our own checks
 collect_ignore_glob = ["tex/*", "real_world/*"]
