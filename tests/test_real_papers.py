@@ -318,12 +318,19 @@ def test_cache_hit_from_another_directory_reports_the_current_paths(tmp_path: Pa
 
 
 def test_without_a_pdf_the_source_rules_decide(tmp_path: Path) -> None:
-    _write(tmp_path, {"main.tex": DEAD_BRANCH})
+    # the source cannot tell whether \\camerareadyversion is defined; the PDF can
+    undecidable = (
+        "\\documentclass{article}\n\\begin{document}\n\\ifdefined\\camerareadyversion\n"
+        "(TODO) describe the ablation.\n\\else\nThe ablation removes one layer at a time.\n\\fi\n\\end{document}\n"
+    )
+    _write(tmp_path, {"main.tex": undecidable})
     evidence = evaluate(load_manuscript(tmp_path / "main.tex"), EvidenceConfig())
-    assert [(v.token, v.line) for v in evidence.placeholders] == [("TODO", 7)]  # \ifdraft: the source cannot tell
+    assert [(v.token, v.line) for v in evidence.placeholders] == [("TODO", 4)]
     assert evidence.placeholders_in(None) == evidence.placeholders
     assert evidence.placeholders_in("The ablation removes one layer at a time.") == []
     assert evidence.placeholders_in("(TODO) describe the\nabla-\ntion.") == evidence.placeholders
+    results = check_manuscript(tmp_path / "main.tex", CheckOptions(use_cache=False))
+    assert results["placeholders"].ok and results["placeholders"].details["pdf_checked"]
 
 
 # IEEEtran's \ifCLASSOPTIONcompsoc, declared the way the class does (IEEEtran's Times needs
