@@ -392,9 +392,33 @@ def _command(
     argv = _bwrap_args(bwrap, tree, limits, inner, fonts)
     if info_fd is not None:
         argv[1:1] = ["--info-fd", str(info_fd)]
-    for key, value in tex_env(extra_env).items():
+    env = tex_env(extra_env)
+    root = _tex_live_root(path)
+    if root is not None:  # a TeX Live outside /usr (/opt/texlive, ~/texlive): visible read-only
+        argv += ["--ro-bind", str(root), str(root)]
+    bin_dir = str(Path(path).parent)
+    if bin_dir not in env["PATH"].split(":"):  # the engine starts xdvipdfmx etc. from its own directory
+        env["PATH"] = f"{bin_dir}:{env['PATH']}"
+    cmd[0] = path
+    for key, value in env.items():
         argv += ["--setenv", key, value]
     return _with_limits([*argv, "--", *cmd], limits), {"PATH": "/usr/bin:/bin"}, "/"
+
+
+def _tex_live_root(tool_path: str) -> Path | None:
+    """Return the TeX Live tree holding a tool found outside the bound system paths, else None.
+
+    TeX Live's own layout is `<root>/bin/<platform>/<tool>`; kpathsea finds its trees relative to
+    the binary, so the whole root is bound at its own path.
+    """
+    if any(tool_path.startswith(p + "/") for p in ("/usr", "/bin", "/sbin")):
+        return None
+    directory = Path(tool_path).parent
+    root = directory.parent.parent
+    # only a real TeX Live tree: never bind whatever directory a stray `pdflatex` sits in (a home directory)
+    if directory.parent.name != "bin" or not (root / "texmf-dist").is_dir():
+        return None
+    return root
 
 
 def output_of(

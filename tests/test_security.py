@@ -577,3 +577,27 @@ def test_log_glob_is_bounded(tmp_path: Path) -> None:
     assert "more than 1000 files" in too_many.value.why
     with pytest.raises(OutsideTree):
         boundary.glob("../**/*.json", tmp_path, "../**/*.json")
+
+
+@pytest.mark.parametrize("layout", ["texlive", "stray"])
+def test_tex_live_outside_usr(layout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A TeX Live tree elsewhere (`<root>/bin/<platform>/`) is bound read-only; a stray directory never is."""
+    require_tool("pdflatex")
+    require_tool("bwrap", "bubblewrap")
+    root = tmp_path / "texlive" / "2099"
+    bin_dir = root / "bin" / "x86_64-linux" if layout == "texlive" else tmp_path / "home" / "bin"
+    bin_dir.mkdir(parents=True)
+    if layout == "texlive":
+        (root / "texmf-dist").mkdir()
+    fake = bin_dir / "pdflatex"
+    fake.write_text('#!/bin/sh\necho fake > faketex.marker\nexec /usr/bin/pdflatex "$@"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "main.tex").write_text(plain(doc("Hello.")))
+    outcome = sandbox.run("pdflatex", ["-interaction=nonstopmode"], ["main.tex"], tree, deadline=time.monotonic() + 60)
+    if layout == "texlive":
+        assert outcome.returncode == 0 and (tree / "faketex.marker").exists() and (tree / "main.pdf").exists()
+    else:
+        assert outcome.returncode != 0 and not (tree / "faketex.marker").exists()
