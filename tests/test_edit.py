@@ -181,7 +181,8 @@ def texts_and_edits(draw: st.DrawFn) -> tuple[str, Edit]:
         text, n = "x" + eol, 1
     start = draw(st.integers(1, n))
     end = draw(st.integers(start, min(n, start + 39)))
-    body = tuple(draw(st.lists(_line, min_size=1, max_size=5)))
+    # a body of blanks only is `empty_replacement` by design, so the generator draws a real one
+    body = tuple(draw(st.lists(_line, min_size=1, max_size=5).filter(lambda b: any(x.strip() for x in b))))
     return text, Edit(start, end, body)
 
 
