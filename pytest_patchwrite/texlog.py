@@ -250,6 +250,8 @@ def parse_blg(text: str) -> list[LogMessage]:
             messages.append(
                 LogMessage(WARNING, "duplicate_entry", msg, _basename(m.group("file")), int(m.group("line")))
             )
+        elif _BLG_BIBTEX_ERR.search(line) and i and _BLG_BIBTEX_NODB.search(lines[i - 1]):
+            continue  # where in the .aux the missing file was named: reported once, as missing_file
         elif m := _BLG_BIBTEX_ERR.search(line):
             # bibtex prints the complaint on the line before its `---line N of file F`
             what = lines[i - 1].strip() if i and not line.startswith(("I was", "You")) else ""

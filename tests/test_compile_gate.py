@@ -166,6 +166,33 @@ def test_bib_syntax_error_is_located_in_the_bib(tmp_path: Path) -> None:
     assert (v.kind, Path(v.file).name, v.line) == ("bib_syntax", "refs.bib", 4)
 
 
+def test_a_missing_bib_is_one_missing_file_at_the_roots_line(tmp_path: Path) -> None:
+    """bibtex names the .aux line of the sandbox's job file too; that is the same fault, never `patchwrite.aux`."""
+    require_tool("bibtex")
+    root = tmp_path / "main.tex"
+    root.write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\cite{a}\n\\bibliographystyle{plain}\n\\bibliography{refs}\n"
+        "\\end{document}\n"
+    )
+    report = CompileGate(use_cache=False).compile(root)
+    assert [(v.kind, Path(v.file).name, v.line, v.token) for v in report.violations] == [
+        ("missing_file", "main.tex", 5, "refs.bib")
+    ]
+
+
+def test_a_bibtex_error_in_the_job_aux_is_located_at_the_root(tmp_path: Path) -> None:
+    require_tool("bibtex")
+    (tmp_path / "refs.bib").write_text("@article{a,\n  title = {A},\n  year = 2020,\n  author = {B}\n}\n")
+    root = tmp_path / "main.tex"
+    root.write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\cite{a}\n\\bibliographystyle{plain}\n"
+        "\\bibliographystyle{alpha}\n\\bibliography{refs}\n\\end{document}\n"
+    )
+    report = CompileGate(use_cache=False).compile(root)
+    assert report.violations, "bibtex refuses a second \\bibstyle"
+    assert all(Path(v.file).name == "main.tex" for v in report.violations), report.violations
+
+
 def test_ctexart_compiles_under_xelatex_chosen_by_the_document(tmp_path: Path) -> None:
     require_ctex()
     root = tmp_path / "zh.tex"

@@ -273,7 +273,7 @@ class CompileGate:
             start.kind = "fallback"  # a cold check's cap and deadline count from an empty state
         pdf = work / f"{job}.pdf"
         report.pdf_bytes = pdf.stat().st_size if pdf.exists() else 0
-        report.messages = [_relocate(m, work, root.parent, {entry: root.name}) for m in messages]
+        report.messages = [_relocate(m, work, root.parent, {entry: root.name, JOB: root.name}) for m in messages]
         making_fonts = report.timed_out and self._fonts is not None and fontcache.running(self._fonts.var)
         report.violations = _violations(report, root, self.timeout, self.max_runs, making_fonts)
         report.ok = not report.violations
@@ -346,10 +346,14 @@ def _relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[s
         else:
             return message  # a system file such as article.cls
     candidate = Path(os.path.normpath(candidate))
+    line = message.line
     if str(candidate) in renamed:
         candidate = Path(renamed[str(candidate)])
+    elif candidate.parent == Path(".") and candidate.name.startswith(f"{JOB}."):
+        # the sandbox's job files (`patchwrite.aux`) are not the user's: their lines are the root's, unlocated
+        candidate, line = Path(renamed.get(JOB, candidate.name)), 0
     return LogMessage(message.severity, message.kind, message.message, str(source_dir / candidate),
-                      message.line, message.token)  # fmt: skip
+                      line, message.token)  # fmt: skip
 
 
 def _violations(
