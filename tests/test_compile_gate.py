@@ -166,15 +166,16 @@ def test_bib_syntax_error_is_located_in_the_bib(tmp_path: Path) -> None:
     assert (v.kind, Path(v.file).name, v.line) == ("bib_syntax", "refs.bib", 4)
 
 
+def _compile_body(root: Path, body: str):
+    """Return the report of compiling an article whose document body (from line 3) is `body`."""
+    root.write_text(f"\\documentclass{{article}}\n\\begin{{document}}\n{body}\\end{{document}}\n")
+    return CompileGate(use_cache=False).compile(root)
+
+
 def test_a_missing_bib_is_one_missing_file_at_the_roots_line(tmp_path: Path) -> None:
     """bibtex names the .aux line of the sandbox's job file too; that is the same fault, never `patchwrite.aux`."""
     require_tool("bibtex")
-    root = tmp_path / "main.tex"
-    root.write_text(
-        "\\documentclass{article}\n\\begin{document}\n\\cite{a}\n\\bibliographystyle{plain}\n\\bibliography{refs}\n"
-        "\\end{document}\n"
-    )
-    report = CompileGate(use_cache=False).compile(root)
+    report = _compile_body(tmp_path / "main.tex", "\\cite{a}\n\\bibliographystyle{plain}\n\\bibliography{refs}\n")
     assert [(v.kind, Path(v.file).name, v.line, v.token) for v in report.violations] == [
         ("missing_file", "main.tex", 5, "refs.bib")
     ]
@@ -183,14 +184,27 @@ def test_a_missing_bib_is_one_missing_file_at_the_roots_line(tmp_path: Path) -> 
 def test_a_bibtex_error_in_the_job_aux_is_located_at_the_root(tmp_path: Path) -> None:
     require_tool("bibtex")
     (tmp_path / "refs.bib").write_text("@article{a,\n  title = {A},\n  year = 2020,\n  author = {B}\n}\n")
-    root = tmp_path / "main.tex"
-    root.write_text(
-        "\\documentclass{article}\n\\begin{document}\n\\cite{a}\n\\bibliographystyle{plain}\n"
-        "\\bibliographystyle{alpha}\n\\bibliography{refs}\n\\end{document}\n"
-    )
-    report = CompileGate(use_cache=False).compile(root)
+    body = "\\cite{a}\n\\bibliographystyle{plain}\n\\bibliographystyle{alpha}\n\\bibliography{refs}\n"
+    report = _compile_body(tmp_path / "main.tex", body)
     assert report.violations, "bibtex refuses a second \\bibstyle"
     assert all(Path(v.file).name == "main.tex" for v in report.violations), report.violations
+
+
+def test_a_bgroup_never_closed_is_a_warning_but_a_stray_brace_fails(tmp_path: Path) -> None:
+    """The ICLR 2026 template opens `\\bgroup` in its notation section and never closes it; its PDF is complete."""
+    require_tool("pdflatex")
+    root = tmp_path / "main.tex"
+    body = "\\section{A}\\label{s}See~\\ref{s}.\n\\bgroup\n\\def\\arraystretch{1.5}\n"
+    body += "\\begin{tabular}{ll} a & b \\end{tabular}\n"
+    report = _compile_body(root, body)
+    assert report.ok, report.violations
+    assert [(v.kind, v.line, v.severity) for v in report.violations] == [("unclosed_group", 4, "warning")]
+    assert report.runs > 1 and report.warnings("undefined_reference") == []  # it stops no rerun
+    root.write_text(root.read_text().replace("\\bgroup", "{Notation"))
+    report = CompileGate(use_cache=False).compile(root)
+    assert not report.ok and [(v.kind, v.line, v.severity) for v in report.violations] == [
+        ("unclosed_group", 4, "error")
+    ]
 
 
 def test_ctexart_compiles_under_xelatex_chosen_by_the_document(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from ..manuscript import (
     load_manuscript,
     shared_bibliographies,
 )
-from ..model import GateResult, PatchContext, Violation
+from ..model import WARNING, GateResult, PatchContext, Violation, failing
 from ..paths import Boundary
 from ..pdftext import pdf_text
 from ..texlog import ERROR, FATAL, LogMessage, needs_rerun, parse_blg, parse_tex_log
@@ -276,7 +276,7 @@ class CompileGate:
         report.messages = [_relocate(m, work, root.parent, {entry: root.name, JOB: root.name}) for m in messages]
         making_fonts = report.timed_out and self._fonts is not None and fontcache.running(self._fonts.var)
         report.violations = _violations(report, root, self.timeout, self.max_runs, making_fonts)
-        report.ok = not report.violations
+        report.ok = not failing(report.violations)
         if report.ok and self.extract_text:
             report.pdf_text = pdf_text(pdf)  # the sandbox is temporary: read it now
         return report
@@ -369,18 +369,43 @@ def _violations(
         msg = f"the engine did not finish within {timeout:g} s ({doing}); it was killed"
         return [Violation("timeout", str(root), 0, "", msg)]
     errors = [m for m in report.messages if m.severity in (ERROR, FATAL)]
+    deliberate = [m for m in errors if m.kind == "unclosed_group" and _opens_group_by_command(m)]
+    errors = [m for m in errors if m not in deliberate]
     located = [m for m in errors if m.kind not in ("emergency_stop", "fatal_error", "no_output")]
     shown = located or errors
     violations = [_locate(Violation(m.kind, m.file or str(root), m.line, m.token, _hint(m, root))) for m in shown]
-    if not violations and report.pdf_bytes <= 64:
+    for m in deliberate if not violations else []:
+        msg = _hint(m, root) + "; TeX only warns and the PDF is complete, but everything after it stays in that group"
+        violations.append(Violation(m.kind, m.file, m.line, m.token, msg, severity=WARNING))
+    if not failing(violations) and report.pdf_bytes <= 64:
         violations.append(Violation("no_pdf", str(root), 0, "", "the engine wrote no PDF (or an empty one)"))
-    if not violations and report.unsettled:
+    if not failing(violations) and report.unsettled:
         msg = (
             f"the auxiliary files still changed after {max_runs} {report.engine} runs (cross-references that "
             "never settle); raise patchwrite_max_runs (--patchwrite-max-runs, check --max-runs) if it needs more"
         )
         violations.append(Violation("rerun_limit", str(root), 0, "", msg))
     return violations
+
+
+_GROUP_COMMAND = re.compile(r"\\(?:bgroup|begingroup)(?![A-Za-z@])")
+_ESCAPED = re.compile(r"\\[{}%]")
+
+
+def _opens_group_by_command(message: LogMessage) -> bool:
+    """Return whether the line TeX names for an unclosed group opens it with `\\bgroup`/`\\begingroup`, not a `{`.
+
+    TeX prints both as `({)`. A template's `\\bgroup` that is never closed (the ICLR 2026 template's notation
+    section) is deliberate code whose PDF is complete; a stray `{` is an editing fault.
+    """
+    try:
+        lines = Path(message.file).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+    if not 0 < message.line <= len(lines):
+        return False
+    code = _ESCAPED.sub("", lines[message.line - 1]).split("%", 1)[0]
+    return bool(_GROUP_COMMAND.search(code)) and code.count("{") <= code.count("}")
 
 
 def _locate(violation: Violation) -> Violation:

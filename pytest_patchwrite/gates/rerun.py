@@ -68,5 +68,11 @@ def bib_input(work: Path, job: str, tool: str | None) -> str | None:
 
 
 def failed(messages: list[LogMessage], allow_no_output: bool) -> bool:
-    """Return whether a run stopped at an error (no pages is no error while the bibliography is pending)."""
-    return any(m.severity in (ERROR, FATAL) and not (allow_no_output and m.kind == "no_output") for m in messages)
+    """Return whether a run stopped at an error (no pages is no error while the bibliography is pending).
+
+    A group still open at `\\end` stops nothing: TeX only warns, and the references need their later runs.
+    """
+    return any(
+        m.severity in (ERROR, FATAL) and m.kind != "unclosed_group" and not (allow_no_output and m.kind == "no_output")
+        for m in messages
+    )
