@@ -312,6 +312,8 @@ def test_an_error_read_back_from_the_toc_fails(tmp_path: Path) -> None:
     )
     report = CompileGate(root, use_cache=False).compile(root)
     assert not report.ok
-    assert [(v.kind, Path(v.file).suffix, v.token) for v in report.violations] == [
-        ("undefined_control_sequence", ".toc", "\\foo")
+    # located at the root (the user has no `patchwrite.toc`), at the line that wrote \\foo
+    assert [(v.kind, Path(v.file).name, v.line, v.token) for v in report.violations] == [
+        ("undefined_control_sequence", "main.tex", 4, "\\foo")
     ]
+    assert "read back from the .toc file" in report.violations[0].message

@@ -346,14 +346,15 @@ def _relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[s
         else:
             return message  # a system file such as article.cls
     candidate = Path(os.path.normpath(candidate))
-    line = message.line
+    line, text = message.line, message.message
     if str(candidate) in renamed:
         candidate = Path(renamed[str(candidate)])
     elif candidate.parent == Path(".") and candidate.name.startswith(f"{JOB}."):
-        # the sandbox's job files (`patchwrite.aux`) are not the user's: their lines are the root's, unlocated
+        # the sandbox's job files (`patchwrite.aux`, `.toc`) are not the user's: the root, at the token's line if any
+        text = f"{text} (read back from the {candidate.suffix} file the compile wrote)"
         candidate, line = Path(renamed.get(JOB, candidate.name)), 0
-    return LogMessage(message.severity, message.kind, message.message, str(source_dir / candidate),
-                      line, message.token)  # fmt: skip
+    return LogMessage(message.severity, message.kind, text, str(source_dir / candidate), line,
+                      message.token)  # fmt: skip
 
 
 def _violations(
