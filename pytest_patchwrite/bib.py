@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,7 +58,8 @@ def _parse_bib(name: str, _identity: tuple[int, int, int, int] | None) -> BibKey
     text = read_text(path, kind="bib")
     # keys and failed blocks come from the splitter; the default middlewares (string interpolation,
     # brace removal) only rewrite field values, which the locks never read, and cost 40% of the time
-    library = bibtexparser.parse_string(text, parse_stack=[])
+    with _quiet(logging.getLogger("bibtexparser")):  # its own lines on stderr; the detail goes into the problem
+        library = bibtexparser.parse_string(text, parse_stack=[])
     keys = {entry.key: f"{path}:{(entry.start_line or 0) + 1}" for entry in library.entries}
     problems: list[tuple[str, int, str]] = []
     duplicates: list[tuple[str, int, str]] = []
@@ -72,10 +76,31 @@ def _parse_bib(name: str, _identity: tuple[int, int, int, int] | None) -> BibKey
             if key:
                 keys.setdefault(key, f"{path}:{line}")
             continue
-        error = getattr(block, "error", None)
-        lines = [item for item in str(error or "").splitlines() if item.strip()]
-        problems.append((str(path), line, lines[0] if lines else f"cannot be parsed ({type(error).__name__})"))
+        problems.append((str(path), line, _failure(getattr(block, "error", None), text, line)))
     return keys, problems, duplicates
+
+
+def _failure(error: object, text: str, line: int) -> str:
+    """Return what bibtexparser found wrong with a block that starts at `line`, as one line."""
+    reason = getattr(error, "abort_reason", None) or str(error or "")
+    lines = [item.strip() for item in str(reason).splitlines() if item.strip()]
+    if not lines:
+        return f"cannot be parsed ({type(error).__name__})"
+    end = getattr(error, "end_index", None)
+    stopped = text[:end].rstrip().count("\n") + 1 if isinstance(end, int) else 0
+    where = f" (parsing stopped at line {stopped})" if stopped > line else ""
+    return f"cannot be parsed: {lines[0]}{where}"
+
+
+@contextmanager
+def _quiet(logger: logging.Logger) -> Iterator[None]:
+    """Keep `logger`'s warnings off stderr for the duration (Python's last-resort handler prints them raw)."""
+    previous = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)
 
 
 def resolve_bib(name: str, directory: Path, boundary: Boundary | None = None) -> Path | None:
@@ -103,7 +128,7 @@ def resolve_bib(name: str, directory: Path, boundary: Boundary | None = None) ->
         return None
     path = Path(found.strip().splitlines()[0])
     if boundary.allowed(path, shared=True, tex_tree=True) is None:
-        raise OutsideTree(name)
+        raise OutsideTree(name, boundary.why_refused(path, shared=True))
     return path
 
 

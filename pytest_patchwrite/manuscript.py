@@ -128,8 +128,8 @@ class Manuscript:
     files: list[Path] = field(default_factory=list)
     texts: dict[Path, str] = field(default_factory=dict)
     missing: list[tuple[Path, int, str]] = field(default_factory=list)
-    # names that lead outside the manuscript's tree: (file, line, name as written); never read
-    outside: list[tuple[Path, int, str]] = field(default_factory=list)
+    # names that may not be read: (file, line, name as written, why); never read
+    outside: list[tuple[Path, int, str, str]] = field(default_factory=list)
     boundary: Boundary | None = None
 
     @property
@@ -181,7 +181,8 @@ def load_manuscript(
         lineno, name = pending.pop()
         lexical = manuscript.directory / name.strip()
         if boundary.allowed(lexical) is None and boundary.allowed(f"{lexical}.tex") is None:
-            manuscript.outside.append((path, lineno, name))  # decided before looking: no existence oracle
+            # decided before looking: no existence oracle (the reason looks only inside the tree)
+            manuscript.outside.append((path, lineno, name, boundary.why_refused(f"{lexical}.tex")))
             continue
         target = resolve_input(manuscript.directory, name)
         if target is None:
@@ -189,7 +190,7 @@ def load_manuscript(
             continue
         real = boundary.allowed(target)
         if real is None:
-            manuscript.outside.append((path, lineno, name))
+            manuscript.outside.append((path, lineno, name, boundary.why_refused(target)))
         elif real not in seen and len(seen) < MAX_FILES:
             stack.append((real, read(real)[::-1]))
     return manuscript

@@ -96,18 +96,30 @@ class Boundary:
             return Path(real)
         return None
 
+    def why_refused(self, path: Path | str, *, shared: bool = False) -> str:
+        """Return why `allowed` refuses `path`: the message of its `outside_tree` violation."""
+        real = os.path.realpath(path)
+        for base in [self.tree, *([self.shared] if shared and self.shared is not None else [])]:
+            relative = _inside(real, str(base))
+            if relative is not None and _has_dot_part(relative):
+                return "leads to a dot-file or into a dot-directory; it is not read"
+            if relative is not None and _hard_linked(real):
+                return "has a second hard link (the same file may sit outside the tree); it is not read"
+        return OutsideTree("").why
+
     def require(self, path: Path | str, name: str, *, shared: bool = False) -> Path:
         """Return the real path of `path`; raise OutsideTree (naming `name`, as written) when it may not be read."""
         found = self.allowed(path, shared=shared)
         if found is None:
-            raise OutsideTree(name)
+            raise OutsideTree(name, self.why_refused(path, shared=shared))
         return found
 
     def glob(self, pattern: str, base: Path, name: str) -> list[Path]:
         """Return the files matching `pattern` (relative to `base`) inside the boundary, bounded in count and time.
 
-        Raise OutsideTree when the pattern's fixed part leaves the boundary, or the
-        walk finds more than `MAX_GLOB_MATCHES` files or takes over `GLOB_SECONDS`.
+        Raise OutsideTree when the pattern's fixed part leaves the boundary, when every
+        file it matches is refused (as naming that file would be), or the walk finds more
+        than `MAX_GLOB_MATCHES` files or takes over `GLOB_SECONDS`.
         """
         full = os.path.normpath(os.path.join(base, pattern))
         fixed = full
@@ -117,10 +129,16 @@ class Boundary:
             raise OutsideTree(name)
         started = time.monotonic()
         matches: list[Path] = []
+        refused: list[str] = []
         for count, match in enumerate(glob.iglob(full, recursive=True)):
             if count >= MAX_GLOB_MATCHES or time.monotonic() - started > GLOB_SECONDS:
                 raise OutsideTree(name, f"matches more than {MAX_GLOB_MATCHES} files or takes too long; name fewer")
             real = self.allowed(match, shared=True)
             if real is not None and real.is_file():
                 matches.append(Path(match))
+            elif real is None:
+                refused.append(match)
+        if not matches and refused:
+            raise OutsideTree(name, f"matches only {os.path.basename(min(refused))}, which "
+                                    + self.why_refused(min(refused), shared=True))  # fmt: skip
         return sorted(matches)

@@ -114,7 +114,8 @@ def _bibliography(
     for declared in config.bibs:
         if boundary.allowed(declared, shared=True) is None:
             where, line = _declared_at(manuscript, "bib")
-            problems.append(Violation("outside_tree", where, line, str(declared), OutsideTree("").why))
+            why = boundary.why_refused(declared, shared=True)
+            problems.append(Violation("outside_tree", where, line, str(declared), why))
         elif declared not in paths:
             paths.append(declared)
     bibliography = load_bibliography(paths)
@@ -146,9 +147,7 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig, head: dict[Path, st
             if head.get(path) != manuscript.texts[path]:
                 s.suppressed = carried_suppressions(head.get(path, ""), manuscript.texts[path])
 
-    citations = [
-        Violation("outside_tree", str(f), line, name, OutsideTree(name).why) for f, line, name in manuscript.outside
-    ]
+    citations = [Violation("outside_tree", str(f), line, name, why) for f, line, name, why in manuscript.outside]
     bibliography, problems = _bibliography(manuscript, scans, config)
     backend = bib_backend(manuscript.texts[manuscript.root])
     if config.cites:
