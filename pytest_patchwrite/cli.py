@@ -16,7 +16,7 @@ from .edit import DEFAULT_MAX_SPAN, number_lines
 from .errors import InputError, PatchwriteError
 from .gates.compile import EngineMissing
 from .inputs import parse_seconds, read_bytes, read_stream, read_text
-from .model import WARNING, Gate
+from .model import WARNING, Gate, printed_lines
 from .proposers.base import ProposerError
 from .transaction import edit_target, try_patch
 
@@ -128,8 +128,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                     cached = ", cached" if result.details.get("cached") else ""
                     extra = f" ({result.details['engine']}, {result.details['seconds']:.2f} s{cached})"
                 print(f"{path}::{gate} {status}{extra}")
-                for violation in result.violations:
-                    print(f"  {violation.format(Path.cwd())}")
+                for line in printed_lines(result.violations, Path.cwd(), "--json"):
+                    print(f"  {line}")
     if args.json:
         print(json.dumps({"manuscripts": out}, indent=2))
     return EXIT_FAILED if failed else EXIT_OK

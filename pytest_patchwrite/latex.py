@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -136,52 +137,73 @@ class Scan:
         return scopes is not None and (not scopes or what in scopes)
 
 
+# mask() runs on the same texts many times per check (evidence, placeholders, root and engine detection):
+# the last results are kept, bounded by their total size
+_MASK_CACHE: OrderedDict[str, tuple[str, dict[int, str]]] = OrderedDict()
+MASK_CACHE_CHARS = 1 << 26
+MASK_CACHE_TEXTS = 256
+_mask_cache_chars = 0
+_MASK_STOP = re.compile(r"[\\%]")
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
 def mask(text: str) -> tuple[str, dict[int, str]]:
     """Return `text` with comments and verbatim content blanked (lines kept), and each line's comment."""
-    out = list(text)
+    hit = _MASK_CACHE.get(text)
+    if hit is not None:
+        _MASK_CACHE.move_to_end(text)
+        return hit[0], dict(hit[1])
+    masked, comments = _mask(text)
+    global _mask_cache_chars
+    _MASK_CACHE[text] = (masked, comments)
+    _mask_cache_chars += len(text)
+    while len(_MASK_CACHE) > 1 and (_mask_cache_chars > MASK_CACHE_CHARS or len(_MASK_CACHE) > MASK_CACHE_TEXTS):
+        _mask_cache_chars -= len(_MASK_CACHE.popitem(last=False)[0])
+    return masked, dict(comments)
+
+
+def _mask(text: str) -> tuple[str, dict[int, str]]:
+    blanks: list[tuple[int, int]] = []  # ranges to blank, newlines kept
     comments: dict[int, str] = {}
     n = len(text)
-    i, line = 0, 1
-    verbatim_end: str | None = None
-    while i < n:
-        ch = text[i]
-        if ch == "\n":
-            line += 1
-            i += 1
-            continue
-        if verbatim_end is not None:
-            if text.startswith(verbatim_end, i):
-                i += len(verbatim_end)
-                verbatim_end = None
-            else:
-                out[i] = " "
-                i += 1
-            continue
-        if ch == "\\":
-            if m := _BEGIN_VERB.match(text, i):
-                verbatim_end = f"\\end{{{m.group(1)}}}"
-                i = m.end()
-                continue
-            if m := _VERB.match(text, i):
-                close = text.find(m.group(1), m.end())
-                stop = text.find("\n", m.end())
-                close = close if close != -1 and (stop == -1 or close < stop) else (stop if stop != -1 else n)
-                for j in range(m.end(), close):
-                    out[j] = " "
-                i = close + 1
-                continue
-            i += 2
-            continue
-        if ch == "%":
-            end = text.find("\n", i)
+    i, line, counted = 0, 1, 0
+    while (stop := _MASK_STOP.search(text, i)) is not None:
+        j = stop.start()
+        if text[j] == "%":
+            line += text.count("\n", counted, j)
+            counted = j
+            end = text.find("\n", j)
             end = n if end == -1 else end
-            comments[line] = text[i + 1 : end]
-            for j in range(i, end):
-                out[j] = " "
+            comments[line] = text[j + 1 : end]
+            blanks.append((j, end))
             i = end
             continue
-        i += 1
-    return "".join(out), comments
+        if m := _BEGIN_VERB.match(text, j):
+            close = text.find(f"\\end{{{m.group(1)}}}", m.end())
+            blanks.append((m.end(), n if close == -1 else close))
+            if close == -1:
+                break
+            i = close + len(m.group(1)) + 6
+            continue
+        if m := _VERB.match(text, j):
+            close = text.find(m.group(1), m.end())
+            newline = text.find("\n", m.end())
+            close = close if close != -1 and (newline == -1 or close < newline) else (newline if newline != -1 else n)
+            blanks.append((m.end(), close))
+            i = close + 1
+            continue
+        i = j + 2  # an escaped character: `\%` is no comment
+    if not blanks:
+        return text, comments
+    parts: list[str] = []
+    done = 0
+    for start, end in blanks:
+        parts.append(text[done:start])
+        piece = text[start:end]
+        parts.append(_NOT_NEWLINE.sub(" ", piece) if "\n" in piece else " " * len(piece))
+        done = end
+    parts.append(text[done:])
+    return "".join(parts), comments
 
 
 def suppressions(comments: dict[int, str]) -> dict[int, set[str]]:

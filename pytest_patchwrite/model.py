@@ -52,6 +52,18 @@ class Violation:
         return asdict(self)
 
 
+#: violations printed per gate in terminal output; --json and the pytest report keep them all
+MAX_PRINTED = 50
+
+
+def printed_lines(violations: list[Violation], root: Path | None, where: str, limit: int = MAX_PRINTED) -> list[str]:
+    """Return the first `limit` violations formatted, then `... and N more (all in <where>)` when some are left."""
+    lines = [v.format(root) for v in violations[:limit]]
+    if len(violations) > limit:
+        lines.append(f"... and {len(violations) - limit} more (all in {where})")
+    return lines
+
+
 def failing(violations: list[Violation], strict: bool = False) -> list[Violation]:
     """Return the violations that fail a check: the errors, and under `strict` the warnings too."""
     return [v for v in violations if strict or v.severity != WARNING]

@@ -27,7 +27,7 @@ from .gates.compile import CompileReport, EngineMissing
 from .gates.evidence import EvidenceReport, evaluate
 from .inputs import parse_seconds, read_prefix, read_text
 from .manuscript import is_root, load_manuscript
-from .model import WARNING, GateResult, PatchContext, PatchwriteWarning, Violation, display_path
+from .model import WARNING, GateResult, PatchContext, PatchwriteWarning, Violation, display_path, printed_lines
 from .prdiff import GitBase, diff_manuscript, format_change
 from .proposing import add_options as add_proposer_options
 from .proposing import configure as configure_proposer
@@ -427,7 +427,8 @@ class ManuscriptItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ManuscriptFailure):
             base = self.config.invocation_params.dir
-            return "\n".join([*(v.format(base) for v in excinfo.value.violations), *excinfo.value.notes])
+            shown = printed_lines(excinfo.value.violations, base, "--patchwrite-report FILE")
+            return "\n".join([*shown, *excinfo.value.notes])
         if isinstance(excinfo.value, PatchwriteError):
             return f"patchwrite: {excinfo.value.format(self.config.invocation_params.dir)}"
         if isinstance(excinfo.value, PatchwriteWarning):

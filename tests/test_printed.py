@@ -1,0 +1,49 @@
+"""Masking once per text, and a cap on the violations printed per gate (--json keeps them all)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import require_tool
+
+from pytest_patchwrite import latex
+from pytest_patchwrite.model import MAX_PRINTED, Violation, printed_lines
+
+
+def test_mask_is_computed_once_per_text_and_its_comments_are_the_callers() -> None:
+    text = "a % one\n\\verb|%x| b\n\\begin{verbatim}\n%no\n\\end{verbatim}\nc % two\n"
+    first, comments = latex.mask(text)
+    assert first.count("\n") == text.count("\n") and "one" not in first and "%x" not in first
+    assert comments == {1: " one", 6: " two"}
+    comments[1] = "changed"
+    again = latex.mask(text)
+    assert again[0] is first  # the cached result
+    assert again[1] == {1: " one", 6: " two"}
+
+
+def test_printed_lines_caps_with_a_count() -> None:
+    violations = [Violation("unknown_cite", "/p/main.tex", n, f"k{n}", "is not defined") for n in range(1, 61)]
+    lines = printed_lines(violations, Path("/p"), "--json")
+    assert len(lines) == MAX_PRINTED + 1
+    assert lines[0] == "main.tex:1: unknown_cite k1 is not defined"
+    assert lines[-1] == f"... and {60 - MAX_PRINTED} more (all in --json)"
+    assert printed_lines(violations[:3], None, "--json") == [v.format() for v in violations[:3]]
+
+
+def test_check_prints_at_most_the_cap_and_json_keeps_all(tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    body = "\n".join(f"Text \\cite{{key{n}}}." for n in range(MAX_PRINTED + 25))
+    root = tmp_path / "main.tex"
+    root.write_text(f"\\documentclass{{article}}\n\\begin{{document}}\n{body}\n\\end{{document}}\n")
+    command = [sys.executable, "-m", "pytest_patchwrite.cli", "check", "main.tex", "--no-cache"]
+    text = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert text.returncode == 1, text.stderr
+    cites = [line for line in text.stdout.splitlines() if "unknown_cite" in line]
+    assert len(cites) == MAX_PRINTED
+    assert "  ... and 25 more (all in --json)" in text.stdout.splitlines()
+    data = json.loads(subprocess.run([*command, "--json"], capture_output=True, text=True, cwd=tmp_path).stdout)
+    gates = data["manuscripts"][0]["gates"]
+    assert sum(v["kind"] == "unknown_cite" for v in gates["citations"]["violations"]) == MAX_PRINTED + 25
