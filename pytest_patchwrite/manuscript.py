@@ -9,7 +9,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import InputTooLarge, PatchwriteError
+from .errors import InputError, InputTooLarge, PatchwriteError
 from .inputs import read_prefix, read_text
 from .latex import mask, scan
 from .paths import Boundary, repository_top
@@ -42,6 +42,18 @@ def magic_comments(text: str) -> dict[str, str]:
             scope = "patchwrite" if match.group("scope") == "patchwrite" else "tex"
             found.setdefault(f"{scope}.{match.group('key').lower()}", match.group("value"))
     return found
+
+
+def magic_line(text: str, key: str) -> int | None:
+    """Return the line of the first top-of-file magic comment `key` (`tex.root`, `patchwrite.log`), or None."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if not line.lstrip().startswith("%"):
+            return None
+        if key in magic_comments(line):
+            return number
+    return None
 
 
 def engine_from_magic(text: str) -> str | None:
@@ -235,8 +247,19 @@ def find_root(path: Path | str, levels: int = 3) -> Path:
     top = repository_top(path.parent) or path.parents[min(levels, len(path.parents)) - 1]
     bound = Boundary(top)
     named = magic_comments(text).get("tex.root")
-    if named and (path.parent / named).is_file() and bound.allowed(path.parent / named):
-        return (path.parent / named).resolve()
+    if named and (path.parent / named).is_file():
+        real = bound.allowed(path.parent / named)
+        if real is not None and repository_top(path.parent) is None and real.parent not in path.parents:
+            real = None  # outside a repository only the file's own directories are its tree, no sibling's
+        if real is None:
+            raise InputError(
+                path,
+                f"`% !TEX root = {named}` names a file outside this file's repository (or a dot-file); "
+                "it is never read: name the root inside the repository, or check the root itself",
+                line=magic_line(text, "tex.root"),
+                reason="outside_tree",
+            )
+        return real
     directory = path.parent
     for _ in range(levels):
         # a bounded look: the first few dozen regular files, a peek at their head, never a FIFO
