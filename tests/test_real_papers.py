@@ -405,3 +405,13 @@ def test_fault_case_on_your_own_paper_uses_verified_sites(pytester: pytest.Pytes
     )
     result = pytester.runpytest_subprocess("--patchwrite-faults", "broken_math,unclosed_env,fake_cite")
     result.assert_outcomes(passed=3)
+
+
+def test_inject_refuses_a_manuscript_that_does_not_compile(tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    broken = IEEE_COMPSOC.replace("\\maketitle", "\\maketitle\\nosuchmacro")
+    _write(tmp_path, {"main.tex": broken, "refs.bib": IEEE_BIB})
+    cli = [sys.executable, "-m", "pytest_patchwrite.cli", "inject", str(tmp_path / "main.tex"), "--fault", "todo"]
+    proc = subprocess.run(cli, capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "does not compile as it is (undefined_control_sequence at main.tex:5)" in proc.stderr

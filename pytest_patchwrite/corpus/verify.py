@@ -69,6 +69,12 @@ def inject_verified(path: Path, name: str, options: CheckOptions | None = None, 
     if not is_root(read_text(find_root(path))):
         problem = "no root manuscript reads this file (add `% !TEX root = ...`), so the fault cannot be compiled"
         raise FaultNotApplicable(f"{name}: {problem}")
+    root = find_root(path)
+    head = options.compile_gate(root).compile(root)
+    if not head.ok:  # every compile fault would look verified, every content fault would look broken
+        first = head.violations[0]
+        where = f"{Path(first.file).name}:{first.line}"
+        raise FaultNotApplicable(f"{name}: the manuscript does not compile as it is ({first.kind} at {where})")
     rejected: list[str] = []
     for fault in sites(read_text(path), name):
         shows, how = outcome(fault, path, options)
