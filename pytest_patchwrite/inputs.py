@@ -21,7 +21,7 @@ from .errors import InputError, InputTooLarge, NotRegularFile, UsageError
 MB = 1024 * 1024
 #: default caps in bytes, per kind of input
 DEFAULT_LIMITS = {
-    "manuscript": 64 * MB,
+    "manuscript": 16 * MB,  # the whole manuscript; the largest real papers hold a few MB of source
     "edit": 64 * MB,
     "log": 1024 * MB,
     "bib": 256 * MB,

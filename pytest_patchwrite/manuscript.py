@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import InputError, InputTooLarge, PatchwriteError
-from .inputs import read_prefix, read_text
+from .inputs import MB, limit_for, read_prefix, read_text
 from .latex import mask, scan
 from .paths import Boundary, repository_top
 
@@ -175,10 +175,20 @@ def load_manuscript(
     boundary = boundary or Boundary.for_root(root)
     manuscript = Manuscript(root, boundary=boundary)
     seen: set[Path] = set()
+    # the cap holds for the manuscript as a whole, so many files just under it cannot add up to hours of scanning
+    cap, total = limit_for("manuscript"), 0
 
     def read(path: Path) -> list[tuple[int, str]]:
+        nonlocal total
         seen.add(path)
         text = overrides[path] if path in overrides else read_text(path)
+        total += len(text)
+        if total > cap:
+            raise InputTooLarge(
+                path,
+                f"brings the manuscript's text to more than {cap / MB:g} MB, the cap for a manuscript"
+                " (raise it with PATCHWRITE_MAX_MANUSCRIPT_MB)",
+            )
         manuscript.files.append(path)
         manuscript.texts[path] = text
         return _includes(text)

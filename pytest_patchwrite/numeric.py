@@ -17,6 +17,8 @@ from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation, loca
 MAX_EXPONENT = 10**15
 #: floats order decimals exactly only in their normal range
 _FLOAT_MIN, _FLOAT_MAX = 1e-290, 1e290
+#: remembered answers per index (bounded memory on a file dense with distinct numbers)
+_MAX_ANSWERS = 200_000
 
 
 def parse_number(text: str) -> Decimal | None:
@@ -102,6 +104,8 @@ class NumberIndex:
         self._keys: list[float] = []
         self._exact = _ExactIndex()
         self._dirty = False
+        # answers by printed form (sign, digits, exponent: `91.4` and `91.40` differ); a paper repeats its numbers
+        self._answers: dict[tuple[int, tuple[int, ...], int | str], bool] = {}
 
     def __len__(self) -> int:
         return len(self.tokens) + len(self._values)
@@ -131,6 +135,7 @@ class NumberIndex:
         simple.sort(key=float)
         self._sorted, self._keys = simple, [float(t) for t in simple]
         self._exact = _ExactIndex()
+        self._answers.clear()
         for value in exact:
             self._exact.add(value)
             # a fraction in the log may be printed as a percentage: 0.914 -> 91.4
@@ -142,6 +147,16 @@ class NumberIndex:
         """Return whether a value, or 100 times a value of at most 1, rounds to `printed` at its precision."""
         if self._dirty:
             self._build()
+        key = printed.as_tuple()
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = self._answer(printed)
+            if len(self._answers) >= _MAX_ANSWERS:
+                self._answers.clear()
+            self._answers[key] = answer
+        return answer
+
+    def _answer(self, printed: Decimal) -> bool:
         if self._exact.rounds_to(printed) or self._window_holds(_Query(printed), scaled=False):
             return True
         fraction = shift(printed, -2)

@@ -127,3 +127,18 @@ def test_a_read_only_directory_is_an_input_error(tmp_path: Path) -> None:
     finally:
         tmp_path.chmod(0o755)
     assert paper.read_text() == "a\n"
+
+
+def test_the_manuscript_cap_holds_for_all_its_files_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_patchwrite.manuscript import load_manuscript
+
+    monkeypatch.setenv("PATCHWRITE_MAX_MANUSCRIPT_MB", "1")
+    part = "Prose with 91.4 in it.\n" * 30_000  # 0.69 MB: each file alone is under the cap
+    (tmp_path / "a.tex").write_text(part)
+    (tmp_path / "b.tex").write_text(part)
+    root = tmp_path / "main.tex"
+    root.write_text("\\documentclass{article}\n\\begin{document}\n\\input{a}\n\\input{b}\n\\end{document}\n")
+    with pytest.raises(InputTooLarge, match=r"b\.tex: brings the manuscript's text to more than 1 MB"):
+        load_manuscript(root)
+    monkeypatch.setenv("PATCHWRITE_MAX_MANUSCRIPT_MB", "2")
+    assert len(load_manuscript(root).files) == 3

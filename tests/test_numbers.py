@@ -151,3 +151,14 @@ def test_log_strings_and_exact_values_attest_alike(
     assert from_strings.rounds_to(printed) == exact.rounds_to(printed)
     if offset == 0 and (not percent or abs(values[pick % len(values)]) <= 1):
         assert from_strings.rounds_to(printed)
+
+
+def test_remembered_answers_keep_the_printed_precision() -> None:
+    index = NumberIndex()
+    index.add_tokens(["91.43"])
+    for _ in range(2):  # the second round is answered from memory
+        assert index.rounds_to(Decimal("91.4"))
+        assert not index.rounds_to(Decimal("91.40"))
+        assert index.rounds_to(Decimal("91.43"))
+    index.add_tokens(["91.40"])  # a new log value forgets the answers
+    assert index.rounds_to(Decimal("91.40"))
