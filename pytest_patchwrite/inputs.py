@@ -39,17 +39,24 @@ _KINDS = {
 
 def limit_for(kind: str) -> int:
     """Return the size cap in bytes for inputs of `kind`, from `PATCHWRITE_MAX_<KIND>_MB` or the default."""
-    name = f"PATCHWRITE_MAX_{kind.upper()}_MB"
-    value = os.environ.get(name, "").strip()
-    if value:
-        try:
-            megabytes = float(value)
-        except ValueError:
-            megabytes = -1.0
-        if not 0 < megabytes < 1 << 40:
-            raise InputError(name, f"{value!r} is not a positive size in megabytes")
+    megabytes = positive_env(f"PATCHWRITE_MAX_{kind.upper()}_MB", "size in megabytes")
+    if megabytes is not None:
         return int(megabytes * MB)
     return DEFAULT_LIMITS.get(kind, DEFAULT_LIMITS["manuscript"])
+
+
+def positive_env(name: str, what: str = "number") -> float | None:
+    """Return the positive number an environment variable sets, None when unset; an InputError naming it if bad."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not 0 < number < 1 << 40:
+        raise InputError(name, f"{value!r} is not a positive {what}")
+    return number
 
 
 def _what(mode: int) -> str:

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from .inputs import positive_env
 from .tempfiles import make_owned_temp_dir, remove_tree
 
 # where the private copy appears inside the sandbox; a fixed path, so logs read the same everywhere
@@ -63,14 +64,8 @@ class Limits:
             ("processes", 1, "PROCESSES"),
             ("cpu_seconds", 1, "CPU_SECONDS"),
         ):
-            raw = os.environ.get(f"PATCHWRITE_SANDBOX_{suffix}", "").strip()
-            if raw:
-                try:
-                    number = float(raw)
-                except ValueError:
-                    number = -1.0
-                if not 0 < number < 1 << 40:
-                    raise ValueError(f"PATCHWRITE_SANDBOX_{suffix}={raw!r} is not a positive number")
+            number = positive_env(f"PATCHWRITE_SANDBOX_{suffix}")
+            if number is not None:
                 values[name] = int(number * unit)
         return cls(**values)
 

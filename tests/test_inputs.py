@@ -142,3 +142,31 @@ def test_the_manuscript_cap_holds_for_all_its_files_together(tmp_path: Path, mon
         load_manuscript(root)
     monkeypatch.setenv("PATCHWRITE_MAX_MANUSCRIPT_MB", "2")
     assert len(load_manuscript(root).files) == 3
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "0", "nan", "inf"])
+def test_a_bad_limit_in_the_environment_is_an_input_error_naming_it(
+    value: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    from pytest_patchwrite.sandbox import Limits
+
+    monkeypatch.setenv("PATCHWRITE_SANDBOX_MEMORY_MB", value)
+    with pytest.raises(InputError, match="PATCHWRITE_SANDBOX_MEMORY_MB: .* is not a positive number"):
+        Limits.from_env()
+    monkeypatch.delenv("PATCHWRITE_SANDBOX_MEMORY_MB")
+    monkeypatch.setenv("PATCHWRITE_MAX_LOG_MB", value)
+    (tmp_path / "run.log").write_text("0.5\n")
+    with pytest.raises(InputError, match="PATCHWRITE_MAX_LOG_MB: .* is not a positive size in megabytes"):
+        load_logs(["run.log"], tmp_path)
+    # through the command line: exit 2 (bad input), never 3 (internal error)
+    (tmp_path / "main.tex").write_text("\\documentclass{article}\\begin{document}x\\end{document}\n")
+    env = {**os.environ, "PATCHWRITE_SANDBOX_MEMORY_MB": value}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest_patchwrite.cli", "check", str(tmp_path / "main.tex")],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "PATCHWRITE_SANDBOX_MEMORY_MB" in proc.stderr and "Traceback" not in proc.stderr
