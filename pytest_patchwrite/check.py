@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .gates.compile import CompileGate, CompileReport
-from .gates.evidence import EvidenceConfig, EvidenceReport, evaluate
+from .gates.evidence import NO_LOG, EvidenceConfig, EvidenceReport, evaluate
 from .manuscript import load_manuscript
 from .model import GateResult, Violation
 
@@ -101,7 +101,7 @@ def placeholders_result(evidence: EvidenceReport, report: CompileReport | None =
 
 
 def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]:
-    """Return each gate's verdict on the manuscript rooted at `root` (no `numbers` without a log)."""
+    """Return each gate's verdict on the manuscript rooted at `root` (`numbers` says `skipped` without a log)."""
     config = options.evidence_config()
     evidence = evaluate(load_manuscript(root, boundary=config.boundary(root)), config)
     gate = options.compile_gate(root)
@@ -109,8 +109,8 @@ def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]
     report = gate.compile(root)
     results = {"compile": compile_result(report), "citations": citations_result(evidence, report)}
     numbers = numbers_result(evidence)
-    if numbers is not None:
-        results["numbers"] = numbers
+    skipped = {"skipped": evidence.numbers_skipped or NO_LOG}
+    results["numbers"] = numbers if numbers is not None else GateResult(True, [], "numbers", details=skipped)
     results["placeholders"] = placeholders_result(evidence, report)
     if options.warnings_fail:
         return {gate: result.strict() for gate, result in results.items()}

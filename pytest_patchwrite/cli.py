@@ -77,14 +77,17 @@ def cmd_apply(args: argparse.Namespace) -> int:
     gates = _gates(args, path)
     result = try_patch(path, edit_text, gates, max_span=args.max_span, replace_read_only=args.replace_read_only)
     if args.json:
-        print(json.dumps(result.to_json(), indent=2))
-    elif result.accepted:
+        print(json.dumps(result.to_json(Path.cwd()), indent=2))
+        return EXIT_OK if result.accepted else EXIT_FAILED
+    if result.accepted:
         lo, hi = result.span or (0, 0)
         print(f"{path}: accepted {result.edit.verb if result.edit else 'EDIT'} {lo} {hi} ({result.seconds:.2f} s)")
     else:
         print(f"{path}: rejected at {result.stage} ({result.reason})")
         for violation in result.violations:
             print(violation.format(Path.cwd()) if violation.line else f"{path}: {violation.kind}: {violation.message}")
+    for check, why in result.skipped.items():
+        print(f"{path}: {check} not checked: {why}")
     return EXIT_OK if result.accepted else EXIT_FAILED
 
 
@@ -118,11 +121,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     for path in roots.values():
         results = check_manuscript(path, options)
         failed |= not all(r.ok for r in results.values())
-        out.append({"path": str(path), "gates": {k: r.to_json() for k, r in results.items()}})
+        out.append({"path": str(path), "gates": {k: r.to_json(Path.cwd()) for k, r in results.items()}})
         if not args.json:
             for gate, result in results.items():
                 warned = sum(v.severity == WARNING for v in result.violations)
                 status = ("ok" if result.ok else "FAILED") + (f" ({warned} warning(s))" if warned else "")
+                if "skipped" in result.details:
+                    status = f"skipped ({result.details['skipped']})"
                 extra = ""
                 if gate == "compile":
                     cached = ", cached" if result.details.get("cached") else ""
@@ -221,7 +226,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     base = GitBase.open(root.parent, args.base)
     report = diff_manuscript(root, base, EvidenceConfig(), args.max_hunk)
     if args.json:
-        print(json.dumps({"path": str(root), "base": args.base, **report.result().to_json()}, indent=2))
+        print(json.dumps({"path": str(root), "base": args.base, **report.result().to_json(Path.cwd())}, indent=2))
         return EXIT_OK if report.result().ok else EXIT_FAILED
     cwd = Path.cwd()
     if report.new_manuscript:

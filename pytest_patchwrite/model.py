@@ -47,9 +47,15 @@ class Violation:
         token = f" {self.token}" if self.token else ""
         return f"{head}{self.kind}{token} {self.message}".rstrip()
 
-    def to_json(self) -> dict[str, Any]:
-        """Return the violation as the JSON object of `apply --json` and `check --json` (README, "JSON output")."""
-        return asdict(self)
+    def to_json(self, root: Path | None = None) -> dict[str, Any]:
+        """Return the violation as the JSON object of `apply --json` and `check --json` (README, "JSON output").
+
+        `root`: show `file` relative to it when it lies below it, as the terminal output does.
+        """
+        data = asdict(self)
+        if root is not None and self.file:
+            data["file"] = display_path(self.file, root)
+        return data
 
 
 #: violations printed per gate in terminal output; --json and the pytest report keep them all
@@ -90,9 +96,9 @@ class GateResult:
         """Return this result with every warning failing it too (`patchwrite_strict`)."""
         return GateResult(self.ok and not self.violations, self.violations, self.gate, self.seconds, self.details)
 
-    def to_json(self) -> dict[str, Any]:
-        """Return `{"ok": ..., "violations": [...]}` plus the gate's details."""
-        out: dict[str, Any] = {"ok": self.ok, "violations": [v.to_json() for v in self.violations]}
+    def to_json(self, root: Path | None = None) -> dict[str, Any]:
+        """Return `{"ok": ..., "violations": [...]}` plus the gate's details (`root`: as in Violation.to_json)."""
+        out: dict[str, Any] = {"ok": self.ok, "violations": [v.to_json(root) for v in self.violations]}
         out.update(self.details)
         return out
 

@@ -32,15 +32,17 @@ class PatchResult:
     seconds: float = 0.0
     span: tuple[int, int] | None = None
     edit: Edit | None = None
+    skipped: dict[str, str] = field(default_factory=dict)  # check -> why a gate did not run it (no log declared)
 
-    def to_json(self) -> dict[str, Any]:
-        """Return the `apply --json` object (README, "JSON output")."""
+    def to_json(self, root: Path | None = None) -> dict[str, Any]:
+        """Return the `apply --json` object (README, "JSON output"); `root` as in Violation.to_json."""
         return {
             "accepted": self.accepted,
             "stage": self.stage,
             "reason": self.reason,
             "span": list(self.span) if self.span else None,
-            "violations": [v.to_json() for v in self.violations],
+            "violations": [v.to_json(root) for v in self.violations],
+            "skipped": dict(self.skipped),
         }
 
 
@@ -148,16 +150,19 @@ def try_patch(
             return PatchResult(False, "parse", exc.reason, [violation], head, time.perf_counter() - started)
         span = (edit.start, edit.end)
         context = PatchContext(path=path, head=head, files=dict(context_files or {}))
+        skipped: dict[str, str] = {}
         for gate in gates:
             result = gate.check(candidate, context)
+            skipped.update(result.details.get("skipped", {}))
             if not result.ok:
                 first = result.violations[0] if result.violations else None
                 reason = (
                     f"{first.kind}:{first.token}" if first and first.token else (first.kind if first else gate.stage)
                 )
+                seconds = time.perf_counter() - started
                 return PatchResult(
-                    False, gate.stage, reason, list(result.violations), head, time.perf_counter() - started, span, edit
+                    False, gate.stage, reason, list(result.violations), head, seconds, span, edit, skipped
                 )
         if candidate != head:
             atomic_write(real, candidate)
-        return PatchResult(True, None, None, [], candidate, time.perf_counter() - started, span, edit)
+        return PatchResult(True, None, None, [], candidate, time.perf_counter() - started, span, edit, skipped)

@@ -20,6 +20,7 @@ from ..placeholders import seen_in
 from .headrules import carried_suppressions, settings_changes
 
 POLICIES = ("decimals", "all", "off")
+NO_LOG = "no experimental log declared"
 
 
 @dataclass
@@ -72,6 +73,7 @@ class EvidenceReport:
     keys_defined: int
     log: EvidenceLog | None = None
     probes: list[str | None] = field(default_factory=list)  # per placeholder: the text a PDF would show
+    numbers_skipped: str | None = None  # why `numbers` is None
 
     def placeholders_in(self, pdf_text: str | None) -> list[Violation]:
         """Return the placeholders the PDF's text confirms; all of them (the source rules) without a PDF."""
@@ -196,7 +198,8 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig, head: dict[Path, st
                 probes.append(c.probe)
     log_files = log.files if log else []
     keys = len(bibliography.keys)
-    return EvidenceReport(citations, numbers, placeholders, bibliography.files, log_files, keys, log, probes)
+    skipped = None if numbers is not None else (NO_LOG if not config.logs else "the number policy is off")
+    return EvidenceReport(citations, numbers, placeholders, bibliography.files, log_files, keys, log, probes, skipped)
 
 
 def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConfig) -> list[Violation]:
@@ -248,7 +251,8 @@ class EvidenceGate:
         new = [v for p in manuscript.files for v in settings_changes(p, head_texts.get(p, ""), manuscript.texts[p])]
         in_head = {(v.kind, v.token) for v in _all(head)}
         new.extend(v for v in _all(candidate) if (v.kind, v.token) not in in_head)
-        return GateResult.of(new, "evidence", time.perf_counter() - started)
+        skipped = {"skipped": {"numbers": candidate.numbers_skipped}} if candidate.numbers_skipped else {}
+        return GateResult.of(new, "evidence", time.perf_counter() - started, skipped)
 
 
 def _all(report: EvidenceReport) -> list[Violation]:
