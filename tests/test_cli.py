@@ -39,6 +39,7 @@ def test_apply_accepts_from_stdin_and_file(doc: Path, tmp_path: Path) -> None:
         "reason": None,
         "span": [3, 3],
         "violations": [],
+        "skipped": {"numbers": "no experimental log declared"},
     }
     assert doc.read_text() == HEAD.replace("Hello.", "Hi.")
     edit = tmp_path / "edit.txt"

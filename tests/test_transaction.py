@@ -76,7 +76,8 @@ def test_accepted_commits_exactly_the_candidate(paper: Path) -> None:
     assert paper.read_text() == HEAD.replace("line 3\nline 4\n", "three\n")
     assert paper.stat().st_mode & 0o777 == 0o640
     assert not [p for p in paper.parent.iterdir() if p.name.endswith(".patchwrite-tmp")]
-    assert result.to_json() == {"accepted": True, "stage": None, "reason": None, "span": [3, 4], "violations": []}
+    expected = {"accepted": True, "stage": None, "reason": None, "span": [3, 4], "violations": [], "skipped": {}}
+    assert result.to_json() == expected
 
 
 def test_accepts_edit_objects_and_delete(paper: Path) -> None:
