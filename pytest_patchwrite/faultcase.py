@@ -12,6 +12,7 @@ from .corpus import DOCUMENTS, FAULTS, Fault, FaultNotApplicable, inject, materi
 from .edit import Edit, number_lines
 from .fixtures import EvidenceTokens
 from .model import Gate
+from .settings import SETTINGS
 from .transaction import read_text
 
 
@@ -149,7 +150,6 @@ def fault_case(request: pytest.FixtureRequest, tmp_path: Path) -> FaultCase:
         copy_manuscript_dir(root.parent, work, root.stem)
         path = work / root.name
         from .corpus.verify import inject_verified
-        from .plugin import SETTINGS
 
         try:  # the first site that really breaks the copy, as `patchwrite inject` picks it
             fault = inject_verified(path, fault_name, request.config.stash[SETTINGS].options).fault

@@ -16,6 +16,7 @@ from .gates.evidence import EvidenceGate
 from .latex import scan
 from .manuscript import copy_manuscript_dir, find_root
 from .model import Gate
+from .settings import SETTINGS
 from .transaction import PatchResult, read_text
 from .transaction import try_patch as _try_patch
 
@@ -45,8 +46,6 @@ class ManuscriptCopy:
 
 def configured_gates(config: pytest.Config, root: Path) -> list[Gate]:
     """Return the compile gate, the evidence gate and plugin gates, configured from the session."""
-    from .plugin import SETTINGS
-
     settings = config.stash[SETTINGS]
     options = settings.options
     return [options.compile_gate(root), EvidenceGate(root, options.evidence_config()), *settings.extra_gates]
@@ -55,8 +54,6 @@ def configured_gates(config: pytest.Config, root: Path) -> list[Gate]:
 @pytest.fixture
 def manuscript(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str | Path], ManuscriptCopy]:
     """Return a factory: copy a manuscript (its whole directory) into tmp_path and return a ManuscriptCopy."""
-    from .plugin import SETTINGS
-
     counter = 0
 
     def make(source: str | Path) -> ManuscriptCopy:
@@ -96,8 +93,6 @@ def try_patch(request: pytest.FixtureRequest) -> Callable[..., PatchResult]:
         if isinstance(target, ManuscriptCopy):
             path, default, max_span = target.path, target.gates, target.max_span
         else:
-            from .plugin import SETTINGS
-
             path = Path(target)
             default = configured_gates(request.config, find_root(path))
             max_span = request.config.stash[SETTINGS].max_span

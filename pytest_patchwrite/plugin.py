@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +23,14 @@ from .faultcase import fault_case
 from .faultcase import generate as generate_fault_cases
 from .fixtures import assert_head_invariant, assert_preserved, manuscript, pytest_assertrepr_compare, try_patch
 from .gates.compile import CompileReport, EngineMissing
-from .gates.evidence import EvidenceReport, evaluate
 from .inputs import parse_seconds, read_prefix, read_text
-from .manuscript import is_root, load_manuscript
+from .manuscript import is_root
 from .model import WARNING, GateResult, PatchContext, PatchwriteWarning, Violation, display_path, printed_lines
 from .prdiff import GitBase, diff_manuscript, format_change
 from .proposing import add_options as add_proposer_options
 from .proposing import configure as configure_proposer
 from .proposing import propose
+from .settings import SETTINGS, Settings
 from .tempfiles import make_owned_temp_dir
 
 __all__ = [
@@ -49,36 +48,11 @@ __all__ = [
 
 ITEMS = ("compile", "citations", "numbers", "placeholders")
 NO_LOG = "no experimental log declared: set patchwrite_log or add % !patchwrite log = ... to the manuscript"
-SETTINGS = pytest.StashKey["Settings"]()
 #: resolved paths of the manuscripts collected so far: a symlinked directory loop collects each once
 COLLECTED = pytest.StashKey[set[Path]]()
 #: the item standing for a manuscript that cannot be read
 READ_ITEM = "read"
 SHARED_DIR_KEY = "patchwrite_shared_dir"
-
-
-@dataclass
-class Settings:
-    """The plugin's configuration, resolved once per session (ini, then command line)."""
-
-    options: CheckOptions
-    collect: bool
-    max_span: int
-    report: Path | None
-    shared_dir: Path
-    base: str | None
-    max_hunk: int | None
-    annotations: bool
-    owns_shared_dir: bool
-    extra_gates: list[Any] = field(default_factory=list)
-    evidence: dict[Path, EvidenceReport] = field(default_factory=dict)
-
-    def evidence_of(self, root: Path) -> EvidenceReport:
-        """Return the evidence locks' report on `root`, evaluated once per session and process."""
-        if root not in self.evidence:
-            config = self.options.evidence_config()
-            self.evidence[root] = evaluate(load_manuscript(root, boundary=config.boundary(root)), config)
-        return self.evidence[root]
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from ..edit import DEFAULT_MAX_SPAN, count_lines, number_lines
 
@@ -46,16 +46,3 @@ class Proposer(Protocol):
     def propose(self, request: ProposalRequest) -> Proposal:
         """Return the model's raw reply to `request`; raise ProposerError when it cannot answer."""
         ...
-
-
-def make_proposer(kind: str, **options: Any) -> Proposer:
-    """Return the `local` (llama-cpp-python) or `openai` (any OpenAI-compatible server) proposer."""
-    if kind == "local":
-        from .local import LocalProposer
-
-        return LocalProposer(**options)
-    if kind == "openai":
-        from .openai_compat import OpenAICompatibleProposer
-
-        return OpenAICompatibleProposer(**options)
-    raise ProposerError(f"unknown proposer {kind!r}; use local or openai")
