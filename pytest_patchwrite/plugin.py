@@ -16,22 +16,21 @@ import pytest
 from . import hookspecs, stepsummary
 from .autoraters.fixtures import add_options as add_judge_options
 from .autoraters.fixtures import citation_f1, judge_spec, litreview, quality_verdict, sxs
-from .check import CheckOptions, citations_result, compile_result, numbers_result, placeholders_result
+from .check import citations_result, compile_result, numbers_result, placeholders_result
 from .errors import InputError, NotRegularFile, PatchwriteError
 from .faultcase import add_options as add_fault_options
 from .faultcase import fault_case
 from .faultcase import generate as generate_fault_cases
 from .fixtures import assert_head_invariant, assert_preserved, manuscript, pytest_assertrepr_compare, try_patch
 from .gates.compile import CompileReport, EngineMissing
-from .inputs import parse_seconds, read_prefix, read_text
+from .inputs import read_prefix, read_text
 from .manuscript import is_root
 from .model import WARNING, GateResult, PatchContext, PatchwriteWarning, Violation, display_path, printed_lines
 from .prdiff import GitBase, diff_manuscript, format_change
 from .proposing import add_options as add_proposer_options
 from .proposing import configure as configure_proposer
 from .proposing import propose
-from .settings import SETTINGS, Settings
-from .tempfiles import make_owned_temp_dir
+from .settings import SETTINGS, SHARED_DIR_KEY, Settings, add_options, from_config
 
 __all__ = [
     "assert_head_invariant",
@@ -52,7 +51,6 @@ NO_LOG = "no experimental log declared: set patchwrite_log or add % !patchwrite 
 COLLECTED = pytest.StashKey[set[Path]]()
 #: the item standing for a manuscript that cannot be read
 READ_ITEM = "read"
-SHARED_DIR_KEY = "patchwrite_shared_dir"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -60,166 +58,15 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("patchwrite", "LaTeX manuscripts (pytest-patchwrite)")
-    group.addoption(
-        "--patchwrite-engine",
-        dest="patchwrite_engine",
-        default=None,
-        choices=("pdflatex", "xelatex", "lualatex"),
-        help="force this TeX engine for every manuscript",
-    )
-    group.addoption(
-        "--patchwrite-no-cache",
-        dest="patchwrite_no_cache",
-        action="store_true",
-        default=False,
-        help="compile even when a verdict for the same bytes is cached",
-    )
-    group.addoption(
-        "--patchwrite-report",
-        dest="patchwrite_report",
-        default=None,
-        metavar="FILE",
-        help="write every manuscript's verdicts as JSON (the `patchwrite check --json` shape)",
-    )
-    group.addoption(
-        "--patchwrite-base",
-        dest="patchwrite_base",
-        default=None,
-        metavar="REV",
-        help="add a `diff` item per manuscript: what the change moved against this git revision",
-    )
-    group.addoption(
-        "--patchwrite-annotations",
-        dest="patchwrite_annotations",
-        action="store_true",
-        default=False,
-        help="print GitHub Actions `::error file=...,line=...::` lines for every violation",
-    )
-    group.addoption(
-        "--patchwrite-timeout",
-        dest="patchwrite_timeout",
-        default=None,
-        type=float,
-        metavar="S",
-        help="seconds before a compile is killed (default: ini patchwrite_timeout, 60)",
-    )
-    group.addoption(
-        "--patchwrite-strict",
-        dest="patchwrite_strict",
-        action="store_true",
-        default=False,
-        help="every warning (a repeated bib entry, a key differing only in case under bibtex) fails its item",
-    )
-    group.addoption(
-        "--patchwrite-trusted-input",
-        dest="patchwrite_trusted_input",
-        action="store_true",
-        default=False,
-        help="the manuscripts' authors are trusted: run TeX without the OS sandbox and read files outside their tree",
-    )
-    group.addoption(
-        "--patchwrite-max-runs",
-        dest="patchwrite_max_runs",
-        default=None,
-        type=int,
-        metavar="N",
-        help="most engine runs per compile before `rerun_limit` (default: ini patchwrite_max_runs, 5)",
-    )
-    group.addoption(
-        "--patchwrite-summary",
-        dest="patchwrite_summary",
-        default=None,
-        metavar="FILE",
-        help="write a Markdown summary of every manuscript's items and violations (default: $GITHUB_STEP_SUMMARY)",
-    )
+    add_options(parser)
     add_fault_options(parser)
     add_proposer_options(parser)
     add_judge_options(parser)
-    parser.addini("patchwrite_collect", "collect root .tex manuscripts as test items", type="bool", default=True)
-    parser.addini("patchwrite_bib", "bibliographies every manuscript may cite from", type="paths", default=[])
-    parser.addini("patchwrite_log", "experimental logs that attest numbers (globs allowed)", type="paths", default=[])
-    parser.addini("patchwrite_engine", "default engine when a manuscript names none", default="pdflatex")
-    parser.addini("patchwrite_numbers", "number policy: decimals, all, strict or off", default="decimals")
-    parser.addini("patchwrite_allow", "numbers allowed without a log", type="args", default=[])
-    parser.addini("patchwrite_timeout", "seconds before a compile is killed", default="60")
-    parser.addini("patchwrite_strict", "every warning fails its item", type="bool", default=False)
-    parser.addini(
-        "patchwrite_trusted_input",
-        "the manuscripts' authors are trusted: no OS sandbox, reads not confined to the manuscript's tree",
-        type="bool",
-        default=False,
-    )
-    parser.addini("patchwrite_max_runs", "most engine runs per compile (reruns until the .aux settles)", default="5")
-    parser.addini("patchwrite_base", "git revision the `diff` item compares against", default="")
-    parser.addini("patchwrite_max_hunk", "fail `diff` hunks longer than this many lines (off when empty)", default="")
-    parser.addini("patchwrite_max_span", "longest EDIT span the try_patch fixture accepts", default="40")
-
-
-def _settings(config: pytest.Config) -> Settings:
-    policy = str(config.getini("patchwrite_numbers")).strip().lower()
-    if policy not in ("decimals", "all", "strict", "off"):
-        raise pytest.UsageError(f"patchwrite_numbers = {policy!r}: use decimals, all, strict or off")
-    default_engine = str(config.getini("patchwrite_engine")).strip() or "pdflatex"
-    if default_engine not in ("pdflatex", "xelatex", "lualatex"):
-        raise pytest.UsageError(f"patchwrite_engine = {default_engine!r}: use pdflatex, xelatex or lualatex")
-    try:
-        option = config.option.patchwrite_timeout
-        timeout = parse_seconds(option if option is not None else str(config.getini("patchwrite_timeout")))
-    except InputError as exc:
-        raise pytest.UsageError(f"--patchwrite-timeout / patchwrite_timeout: {exc.problem}") from None
-    try:
-        max_span = int(config.getini("patchwrite_max_span"))
-        max_runs = config.option.patchwrite_max_runs or int(config.getini("patchwrite_max_runs"))
-        hunk = str(config.getini("patchwrite_max_hunk")).strip()
-        max_hunk = int(hunk) if hunk else None
-    except ValueError as exc:
-        raise pytest.UsageError(
-            f"patchwrite_timeout / patchwrite_max_span / patchwrite_max_runs / patchwrite_max_hunk: {exc}"
-        ) from exc
-    if max_runs < 1:
-        raise pytest.UsageError(f"patchwrite_max_runs = {max_runs}: at least one engine run is needed")
-    base = config.option.patchwrite_base or str(config.getini("patchwrite_base")).strip() or None
-    cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider
-    cache_dir = cache.mkdir("patchwrite") if cache is not None else None
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None and SHARED_DIR_KEY in workerinput:
-        shared, owns = Path(workerinput[SHARED_DIR_KEY]), False
-    else:
-        shared, owns = make_owned_temp_dir("session"), True
-    options = CheckOptions(
-        engine=config.option.patchwrite_engine,
-        default_engine=default_engine,
-        timeout=timeout,
-        max_runs=max_runs,
-        warnings_fail=bool(config.option.patchwrite_strict or config.getini("patchwrite_strict")),
-        use_cache=not config.option.patchwrite_no_cache,
-        cache_dir=cache_dir,
-        bibs=[Path(p) for p in config.getini("patchwrite_bib")],
-        logs=[Path(p) for p in config.getini("patchwrite_log")],
-        numbers="decimals" if policy == "strict" else policy,
-        strict=policy == "strict",
-        allow_numbers=list(config.getini("patchwrite_allow")),
-        trusted=bool(config.option.patchwrite_trusted_input or config.getini("patchwrite_trusted_input")),
-        rootdir=Path(config.rootpath),
-    )
-    report = Path(config.option.patchwrite_report) if config.option.patchwrite_report else None
-    return Settings(
-        options=options,
-        collect=bool(config.getini("patchwrite_collect")),
-        max_span=max_span,
-        report=report,
-        shared_dir=shared,
-        owns_shared_dir=owns,
-        base=base,
-        max_hunk=max_hunk,
-        annotations=bool(config.option.patchwrite_annotations),
-    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "patchwrite: a check of a LaTeX manuscript by pytest-patchwrite")
-    settings = _settings(config)
+    settings = from_config(config)
     gates = config.pluginmanager.hook.pytest_patchwrite_gates(config=config)
     settings.extra_gates = [gate for batch in gates if batch for gate in batch]
     config.stash[SETTINGS] = settings
