@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..inputs import load_json
+from ..tempfiles import write_json
 
 
 def cache_key(prompt_version: str, model: str, payload: Any) -> str:
@@ -41,8 +40,6 @@ class ReplyCache:
         if self.directory is None:
             return
         path = self.directory / f"{key[:2]}/{key}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(record, out)
-        os.replace(tmp, path)
+        # the temp file names this process, so a killed run's leftover is swept like the other caches'
+        if not write_json(path, record):
+            raise OSError(f"{path}: the reply cache cannot be written")

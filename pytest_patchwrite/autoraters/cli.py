@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..inputs import load_json
-from ..inputs import read_json as _read_json
+from ..inputs import load_json, read_json
 from ..transaction import InputError, read_text
 
 # the autoraters import rapidfuzz, pylatexenc, bibtexparser and jsonschema (about a second): only `rate` pays it
@@ -24,11 +23,6 @@ MODES = ("skill", "paperorchestra")
 EXIT_OK, EXIT_FAILED = 0, 1
 #: unreadable verdicts listed in the text output (all of them are in --json)
 MAX_LISTED_ERRORS = 20
-
-
-def read_json(path: Path) -> Any:
-    """Return the JSON in `path` (no NaN or Infinity); raise InputError naming the file, line and problem."""
-    return _read_json(path)
 
 
 def _manuscript(name: str) -> ReferenceList:

@@ -18,7 +18,7 @@ from .references import ReferenceList, judge_listing
 from .replies import parse_reply
 from .schema_grammar import schema_grammar
 from .sections import flatten, review_text
-from .sxs import Aggregate, UnreadableVerdict, aggregate
+from .sxs import Aggregate, UnreadableVerdict, aggregate, read_winner
 
 MAX_PAPER_CHARS = 120_000  # a judge's context is finite; longer papers are cut, and the call says so
 LOCAL_MAX_STRING = 160  # longest free-text field the local model may write (keeps every reply inside max_tokens)
@@ -199,11 +199,10 @@ def _winner(call: JudgeCall) -> str | None:
     if not call.ok:
         return None
     try:
-        aggregate(call.data.get("winner"), "tie")
+        return read_winner(call.data.get("winner"))
     except UnreadableVerdict as exc:
         call.errors.append(str(exc))
         return None
-    return str(call.data["winner"]).strip().casefold()
 
 
 def run_sxs(judge: Judge, a: str | Path, b: str | Path, aspect: str = "paper") -> SxSResult:

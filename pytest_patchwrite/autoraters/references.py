@@ -269,10 +269,3 @@ def load_references(root: Path | str, reader: Reader | None = None) -> Reference
 def judge_listing(refs: ReferenceList) -> str:
     """Return the numbered lines a judge reads, one reference a line."""
     return "\n".join(r.line() for r in refs.references)
-
-
-def check_readable(path: Path) -> None:
-    """Raise InputError unless `path` is a readable file."""
-    read_text(path)
-    if path.suffix not in (".tex", ".ltx"):
-        raise InputError(path, "expected a .tex manuscript")

@@ -31,10 +31,9 @@ def _at_fault(result: GateResult, path: Path, fault: Fault) -> bool:
     return any(Path(v.file).resolve() == path and v.line == fault.line for v in failing(result.violations))
 
 
-def outcome(fault: Fault, path: Path, options: CheckOptions) -> tuple[bool, str]:
-    """Return (whether the fault shows, how) after compiling the manuscript with `path` holding `fault.broken`."""
+def outcome(fault: Fault, path: Path, root: Path, options: CheckOptions) -> tuple[bool, str]:
+    """Return (whether the fault shows, how) after compiling `root` with `path` holding `fault.broken`."""
     path = path.resolve()
-    root = find_root(path)
     overrides = {path: fault.broken}
     gate = options.compile_gate(root)
     gate.extract_text = fault.name == "todo"  # the placeholder must reach the PDF
@@ -66,10 +65,10 @@ def inject_verified(path: Path, name: str, options: CheckOptions | None = None, 
     """Return the first site of the fault in `path` that really breaks the manuscript; raise FaultNotApplicable."""
     options = options or CheckOptions()
     path = Path(path)
-    if not is_root(read_text(find_root(path))):
+    root = find_root(path)
+    if not is_root(read_text(root)):
         problem = "no root manuscript reads this file (add `% !TEX root = ...`), so the fault cannot be compiled"
         raise FaultNotApplicable(f"{name}: {problem}")
-    root = find_root(path)
     head = options.compile_gate(root).compile(root)
     if not head.ok:  # every compile fault would look verified, every content fault would look broken
         first = head.violations[0]
@@ -77,7 +76,7 @@ def inject_verified(path: Path, name: str, options: CheckOptions | None = None, 
         raise FaultNotApplicable(f"{name}: the manuscript does not compile as it is ({first.kind} at {where})")
     rejected: list[str] = []
     for fault in sites(read_text(path), name):
-        shows, how = outcome(fault, path, options)
+        shows, how = outcome(fault, path, root, options)
         if shows:
             return Verified(fault, how, rejected)
         rejected.append(how)
