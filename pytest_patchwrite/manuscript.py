@@ -234,6 +234,8 @@ def shared_bibliographies(manuscript: Manuscript) -> list[Path]:
         return []
     found: list[Path] = []
     for path in manuscript.files:
+        if "../" not in manuscript.texts[path]:
+            continue  # the common case, decided without the full scan: such a name is in the raw text too
         for name, _line in scan(manuscript.texts[path], str(path)).bibliographies:
             name = name.strip()
             if not name.startswith("../"):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
@@ -10,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .gates.evidence import EvidenceConfig, EvidenceReport, evaluate
-from .gates.headrules import settings_changes
+from .gates.headrules import line_opcodes, settings_changes
 from .latex import scan
 from .manuscript import load_manuscript
 from .model import WARNING, GateResult, Violation, display_path, failing
@@ -125,13 +124,12 @@ def diff_manuscript(
     for path in manuscript.files:
         new_text = manuscript.texts[path]
         old_text = base_texts[path]
-        new_lines, old_lines = new_text.splitlines(), old_text.splitlines()
         new_tokens, old_tokens = _tokens_by_line(new_text), _tokens_by_line(old_text)
         numbers_at = {(n.line, n.text): n for n in scan(new_text).numbers}
         all_new.update(t for toks in new_tokens.values() for t in toks)
         all_old.update(t for toks in old_tokens.values() for t in toks)
         changed_lines: set[int] = set()
-        opcodes = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False).get_opcodes()
+        opcodes = line_opcodes(old_text, new_text)
         if not new_manuscript:
             # a person may mean it: visible in review as a warning; the locks above ignored it
             failures.extend(settings_changes(path, old_text, new_text, WARNING, opcodes))

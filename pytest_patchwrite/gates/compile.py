@@ -137,8 +137,10 @@ class CompileGate:
     # -- compiling --------------------------------------------------------------------
     def engine_for(self, root_text: str, root: Path | None = None) -> str:
         """Return the engine: the gate's argument, else what the manuscript needs (see `engines`), else the default."""
+        if self.engine:  # a pinned engine: no need to read latexmkrc and local class files
+            return self.engine
         needed = needed_engine(root, root_text) if root is not None else infer_engine(root_text)
-        return self.engine or needed or self.default_engine
+        return needed or self.default_engine
 
     def compile(
         self, root: Path | str, overrides: dict[Path, str] | None = None, *, warm_start: bool = True
