@@ -118,6 +118,8 @@ class Number:
     file: str
     line: int
     siunitx: bool = False
+    start: int = -1  # offset of the token in its file's text (anchors and table cells of bindings)
+    end: int = -1
 
 
 @dataclass
@@ -503,6 +505,8 @@ def scan(text: str, file: str = "", false_ifs: frozenset[str] = frozenset()) -> 
                 file,
                 line_of(pos),
                 in_si,
+                m.start(),
+                m.start() + len(m.group(0).rstrip()),
             )  # fmt: skip
         )
     return result
