@@ -48,7 +48,7 @@ class Violation:
         return f"{head}{self.kind}{token} {self.message}".rstrip()
 
     def to_json(self, root: Path | None = None) -> dict[str, Any]:
-        """Return the violation as the JSON object of `apply --json` and `check --json` (README, "JSON output").
+        """Return the violation as the JSON object of `apply --json` and `check --json` (docs/json.md).
 
         `root`: show `file` relative to it when it lies below it, as the terminal output does.
         """

@@ -35,7 +35,7 @@ class PatchResult:
     skipped: dict[str, str] = field(default_factory=dict)  # check -> why a gate did not run it (no log declared)
 
     def to_json(self, root: Path | None = None) -> dict[str, Any]:
-        """Return the `apply --json` object (README, "JSON output"); `root` as in Violation.to_json."""
+        """Return the `apply --json` object (docs/json.md); `root` as in Violation.to_json."""
         return {
             "accepted": self.accepted,
             "stage": self.stage,

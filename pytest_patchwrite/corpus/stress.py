@@ -141,7 +141,7 @@ def _mean(values: Iterable[float | bool | None]) -> float | None:
 
 
 def summarize(jobs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Return the per-condition cells of `summary.json` (README, "JSON output") for some jobs."""
+    """Return the per-condition cells of `summary.json` (docs/json.md) for some jobs."""
     cells: dict[str, dict[str, Any]] = {}
     for condition in dict.fromkeys(j["condition"] for j in jobs):
         mine = [j for j in jobs if j["condition"] == condition]
