@@ -416,8 +416,10 @@ def build_parser() -> argparse.ArgumentParser:
     live.set_defaults(func=cmd_live_stress)
 
     from .autoraters.cli import add_rate_parser
+    from .explain import add_explain_parser
 
     add_rate_parser(sub)
+    add_explain_parser(sub)
     for command in sub.choices.values():  # `patchwrite apply --debug ...` as well as `patchwrite --debug apply ...`
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from .kinds import PAGE, help_for
+
 
 def display_path(file: str, root: Path | None = None) -> str:
     """Return `file` relative to `root` when it lies below it; a path far outside reads better absolute."""
@@ -55,7 +57,13 @@ class Violation:
         data = asdict(self)
         if root is not None and self.file:
             data["file"] = display_path(self.file, root)
+        data["help"] = help_for(self.kind) or PAGE
         return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Violation:
+        """Return the violation a `to_json` object describes (fields added later, such as `help`, are ignored)."""
+        return cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
 
 
 #: violations printed per gate in terminal output; --json and the pytest report keep them all

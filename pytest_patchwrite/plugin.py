@@ -263,7 +263,7 @@ class ManuscriptItem(pytest.Item):
 def _change_lines(result: GateResult | dict[str, Any], config: pytest.Config) -> list[str]:
     details = result.details if isinstance(result, GateResult) else result
     base = config.invocation_params.dir
-    lines = [f"  {format_change(Violation(**c), base)}" for c in details.get("changes", [])]
+    lines = [f"  {format_change(Violation.from_json(c), base)}" for c in details.get("changes", [])]
     lines.append(f"  numeric Jaccard {details['numeric_jaccard']:.4f}, cite Jaccard {details['cite_jaccard']:.4f}")
     if details.get("new_manuscript"):
         lines.insert(0, "  a new manuscript: every number and key counts as added")

@@ -55,7 +55,7 @@ def test_apply_rejection_exit_1_and_json(doc: Path) -> None:
     out = json.loads(proc.stdout)
     assert (out["accepted"], out["stage"], out["reason"], out["span"]) == (False, "parse", "past_eof", None)
     assert out["violations"][0]["kind"] == "past_eof"
-    assert set(out["violations"][0]) == {"kind", "file", "line", "token", "message", "severity"}
+    assert set(out["violations"][0]) == {"kind", "file", "line", "token", "message", "severity", "help"}
     assert doc.read_text() == HEAD
 
 
