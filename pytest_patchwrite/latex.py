@@ -10,11 +10,11 @@ from __future__ import annotations
 import bisect
 import re
 from collections import OrderedDict
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
-from .numeric import parse_number, shift
+from .texnumbers import NUMBER, in_name, number_value, quiet_ranges, range_percent, si_numbers
 
 VERBATIM_ENVS = ("verbatim", "verbatim*", "Verbatim", "lstlisting", "minted", "comment", "alltt", "filecontents",
                  "filecontents*", "BVerbatim", "LVerbatim", "CCSXML")  # fmt: skip
@@ -48,14 +48,17 @@ STRUCTURAL_ARGS: dict[str, int] = {
     **dict.fromkeys(
         "newcommand renewcommand providecommand newenvironment renewenvironment DeclareMathOperator".split(), 1
     ),
-    **dict.fromkeys("SI qty SIrange qtyrange".split(), 0),
+    **dict.fromkeys("SI qty SIrange qtyrange SIlist qtylist".split(), 0),
 }
 # arguments of these come after the environment name: \begin{tabular}{lcc}
 ENV_STRUCTURAL_ARGS = {"tabular": 1, "tabular*": 2, "tabularx": 2, "tabulary": 2, "array": 1, "minipage": 1,
                        "multicols": 1, "wrapfigure": 2, "wraptable": 2, "subfigure": 1, "subtable": 1,
                        "longtable": 1, "tblr": 1, "thebibliography": 1, "adjustbox": 1}  # fmt: skip
 # unit arguments of siunitx: \SI{91.4}{\percent} (number then unit)
-SIUNITX_UNIT_ARG = {"SI": 1, "qty": 1, "SIrange": 2, "qtyrange": 2}
+SIUNITX_UNIT_ARG = {"SI": 1, "qty": 1, "SIrange": 2, "qtyrange": 2, "SIlist": 1, "qtylist": 1}
+# how many leading arguments of siunitx commands are numbers
+SIUNITX_NUMBER_ARGS = {"num": 1, "tablenum": 1, "SI": 1, "qty": 1, "SIrange": 2, "qtyrange": 2, "numrange": 2,
+                       "numlist": 1, "SIlist": 1, "qtylist": 1}  # fmt: skip
 LENGTH_PARAMS = ("arraystretch", "baselinestretch", "tabcolsep", "textfraction", "topfraction", "bottomfraction",
                  "floatpagefraction", "dbltopfraction", "dblfloatpagefraction", "extrarowheight")  # fmt: skip
 
@@ -65,12 +68,6 @@ _DOTTED_ON = re.compile(r"\.\d")
 _BEGIN_VERB = re.compile(r"\\begin\{(" + "|".join(re.escape(e) for e in VERBATIM_ENVS) + r")\}")
 _VERB = re.compile(r"\\verb\*?([^A-Za-z\s*])")
 _SUPPRESS = re.compile(r"patchwrite:\s*ignore(?P<what>(?:\s+(?:number|numbers|cite|cites|placeholder|placeholders))*)")
-_NUMBER = re.compile(
-    r"(?P<sign>(?<![\w\d.,}])[-+\u2212])?"
-    r"(?<![\w.\d])(?P<int>\d{1,3}(?:(?:,|\{,\})\d{3})+(?!\d)|\d+)(?P<frac>\.\d+)?"
-    r"(?:(?P<exp>[eE][-+]?\d+)|\s*\\times\s*10\^\{?(?P<exp2>[-+]?\d+)\}?)?"
-    r"(?P<pct>\s*(?:(?:\\,|~)\s*)?\\%|\s*\\percent\b|%)?"
-)
 _UNIT_AFTER = re.compile(
     r"(?:\s*(?:pt|mm|cm)\b|(?:in|em|ex|bp|pc|dd|cc|sp|mu|px)\b|\s*\\(?:linewidth|textwidth|columnwidth|textheight|"
     r"paperwidth|paperheight|hsize|vsize|baselineskip|parindent|parskip|fill|stretch|unitlength|dimexpr))"
@@ -271,10 +268,10 @@ def command_args(text: str, i: int, limit: int = 4, parens: bool = False) -> lis
     return args
 
 
-def _structural_ranges(masked: str) -> tuple[list[tuple[int, int]], list[tuple[int, int, str]]]:
-    """Return (structural ranges, siunitx number ranges) of a masked text."""
+def _structural_ranges(masked: str) -> tuple[list[tuple[int, int]], list[tuple[int, int, bool]]]:
+    """Return (structural ranges, siunitx number arguments as (start, end, unit is percent)) of a masked text."""
     ranges: list[tuple[int, int]] = []
-    siunitx: list[tuple[int, int, str]] = []
+    siunitx: list[tuple[int, int, bool]] = []
     for m in _CS.finditer(masked):
         name = m.group(1)
         if not name[0].isalpha() and name != "\\":
@@ -317,14 +314,17 @@ def _structural_ranges(masked: str) -> tuple[list[tuple[int, int]], list[tuple[i
             continue
         wanted = STRUCTURAL_ARGS.get(name, STRUCTURAL_ARGS.get(base, 0))
         seen = 0
+        si_args = len(siunitx)
         for kind, start, end in args:
             if kind != "{":
                 ranges.append((start, end))  # options: [width=0.45\linewidth], [t], [2pt]
                 continue
-            if base in ("num", "SI", "qty", "SIrange", "qtyrange", "numrange") and seen == 0:
-                siunitx.append((start, end, base))
+            if seen < SIUNITX_NUMBER_ARGS.get(base, 0):
+                siunitx.append((start, end, False))
             if base in SIUNITX_UNIT_ARG and seen == SIUNITX_UNIT_ARG[base]:
                 ranges.append((start, end))
+                if masked[start:end].strip() in ("\\percent", "\\%"):
+                    siunitx[si_args:] = [(s, e, True) for s, e, _ in siunitx[si_args:]]
             elif seen < wanted:
                 ranges.append((start, end))
             seen += 1
@@ -403,24 +403,6 @@ def conditional_spans(masked: str) -> list[tuple[int, int]]:
     return [(start, fi) for _, start, _, _, fi in _conditionals(masked)]
 
 
-def _value(m: re.Match[str]) -> tuple[Decimal, int] | None:
-    """Return the exact value (its exponent is the printed precision) and the printed fraction digits."""
-    digits = re.sub(r"\{,\}|,", "", m.group("int"))
-    frac = m.group("frac") or ""
-    value = parse_number(digits + frac)
-    if value is None:
-        return None
-    exp = m.group("exp") or (f"e{m.group('exp2')}" if m.group("exp2") else "")
-    if exp:
-        power = parse_number("1" + exp)
-        value = shift(value, int(power.as_tuple().exponent)) if power is not None else None
-        if value is None:
-            return None
-    if m.group("sign") in ("-", "\u2212"):
-        value = value.copy_negate()
-    return value, len(frac) - 1 if frac else 0
-
-
 def scan(text: str, file: str = "", false_ifs: frozenset[str] = frozenset()) -> Scan:
     """Return the cite keys, numbers and bibliography declarations that one source file typesets.
 
@@ -466,51 +448,49 @@ def scan(text: str, file: str = "", false_ifs: frozenset[str] = frozenset()) -> 
                     if name_.strip():
                         result.bibliographies.append((name_.strip(), line_of(m.start())))
 
+    result.numbers = _numbers(masked, file, typeset, line_of)
+    return result
+
+
+def _numbers(masked: str, file: str, typeset: Callable[[int], bool], line_of: Callable[[int], int]) -> list[Number]:
+    """Return the numbers a masked text prints, in text order (texnumbers.py: how each one reads)."""
     ranges, siunitx = _structural_ranges(masked)
-    starts = [r[0] for r in ranges]
-    si_starts = [s for s, _, _ in siunitx]
-    for m in _NUMBER.finditer(masked):
+    skip = _merge(ranges + quiet_ranges(masked) + [(s, e) for s, e, _ in siunitx])
+    starts = [r[0] for r in skip]
+    found: list[Number] = []
+    for m in NUMBER.finditer(masked):
         pos = m.start("int")
-        if _inside(ranges, starts, pos) or not typeset(pos):
+        if _inside(skip, starts, pos) or not typeset(pos):
             continue
         if _DOTTED_ON.match(masked, m.end("frac") if m.group("frac") else m.end("int")):
             continue  # a version or address with two or more dots (LAPACK 3.4.0, 192.168.1.1) is one identifier
         before = masked[max(0, pos - 40) : pos]
-        k = bisect.bisect_right(si_starts, pos) - 1
-        in_si = k >= 0 and siunitx[k][0] <= pos < siunitx[k][1]
-        if not in_si:
-            prev = masked[pos - 1] if pos else ""
-            if prev in "^_" or before.endswith(("^{", "_{")):
-                continue  # an index or exponent
-            if re.search(r"[A-Za-z]-$", before):
-                continue  # GPT-4, ResNet-50, Top-5
-            after = masked[m.end() : m.end() + 24]
-            if re.match(r"[A-Za-z]", after) and not m.group("pct") and not m.group("exp"):
-                continue  # 3D, 50k, 2x
-            if _UNIT_AFTER.match(after) and not m.group("pct"):
-                continue
-            if _REF_WORDS.search(before) or _MONTH_BEFORE.search(before):
-                continue
-        parsed = _value(m)
+        prev = masked[pos - 1] if pos else ""
+        if (prev and prev in "^_") or before.endswith(("^{", "_{")) or in_name(before):
+            continue  # an index or exponent, or a name: x_1, ResNet50
+        if re.search(r"[A-Za-z]-$", before):
+            continue  # GPT-4, ResNet-50, Top-5
+        after = masked[m.end() : m.end() + 24]
+        if re.match(r"[A-Za-z]", after) and not m.group("pct") and not m.group("exp"):
+            continue  # 3D, 50k, 2x
+        if _UNIT_AFTER.match(after) and not m.group("pct"):
+            continue
+        if _REF_WORDS.search(before) or _MONTH_BEFORE.search(before):
+            continue
+        parsed = number_value(m)
         if parsed is None:
             continue
         value, decimals = parsed
-        printed = m.group(0).strip()
-        result.numbers.append(
-            Number(
-                printed,
-                value,
-                decimals,
-                bool(m.group("pct")) or _si_percent(masked, m.end()),
-                file,
-                line_of(pos),
-                in_si,
-                m.start(),
-                m.start() + len(m.group(0).rstrip()),
-            )  # fmt: skip
-        )
-    return result
-
-
-def _si_percent(masked: str, end: int) -> bool:
-    return masked.startswith("}{\\percent}", end)
+        text = m.group(0).strip()
+        end = m.start() + len(text)
+        found.append(Number(text, value, decimals, bool(m.group("pct")), file, line_of(pos), False, m.start(), end))
+    structural_starts = [r[0] for r in ranges]
+    for start, end, percent in siunitx:
+        if _inside(ranges, structural_starts, start) or not typeset(start):
+            continue
+        for a, b, value, decimals in si_numbers(masked, start, end):
+            found.append(Number(masked[a:b], value, decimals, percent, file, line_of(a), True, a, b))
+    found.sort(key=lambda n: n.start)
+    for i in range_percent(masked, [(n.start, n.end, n.percent) for n in found]):
+        found[i] = replace(found[i], percent=True)
+    return found
