@@ -15,7 +15,7 @@ import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock
 
 from . import sandbox
-from .inputs import file_identity, read_text
+from .inputs import Identity, Reads, file_identity, read_text, recording_reads, replay
 from .paths import Boundary, OutsideTree
 
 
@@ -42,11 +42,20 @@ BibKeys = tuple[dict[str, str], list[tuple[str, int, str]], list[tuple[str, int,
 
 def load_bib(path: Path) -> BibKeys:
     """Return what `_parse_bib` finds in one `.bib`, shared while the file is unchanged (treat it as read-only)."""
-    return _parse_bib(str(path), file_identity(path))
+    keys, reads = _parse_bib(str(path), file_identity(path))
+    replay(reads)  # a commit compares what its verdict read, also when this cache answered
+    return keys
 
 
 @functools.lru_cache(maxsize=8)
-def _parse_bib(name: str, _identity: tuple[int, int, int, int] | None) -> BibKeys:
+def _parse_bib(name: str, _identity: Identity | None) -> tuple[BibKeys, Reads]:
+    """Return the parse of one `.bib` and what reading it read (replayed on every cache hit)."""
+    with recording_reads() as reads:
+        keys = _parse_bib_text(Path(name))
+    return keys, reads
+
+
+def _parse_bib_text(path: Path) -> BibKeys:
     """Return ({key: "file:line"}, [(file, line, problem)], [(file, line, repeated key)]) for one `.bib`.
 
     Blocks bibtexparser cannot parse are problems, located at their line; the
@@ -54,7 +63,6 @@ def _parse_bib(name: str, _identity: tuple[int, int, int, int] | None) -> BibKey
     lets the later one win); a repeated entry key is listed apart: bibtex and
     biber warn, keep the first and build the paper.
     """
-    path = Path(name)
     text = read_text(path, kind="bib")
     # keys and failed blocks come from the splitter; the default middlewares (string interpolation,
     # brace removal) only rewrite field values, which the locks never read, and cost 40% of the time

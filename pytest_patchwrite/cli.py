@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import __version__
 from .edit import DEFAULT_MAX_SPAN, number_lines
-from .errors import InputError, PatchwriteError
+from .errors import EnvironmentFault, InputError, PatchwriteError
 from .gates.compile import EngineMissing
 from .inputs import parse_seconds, read_bytes, read_stream, read_text
 from .model import WARNING, Gate, printed_lines
@@ -75,7 +75,14 @@ def cmd_apply(args: argparse.Namespace) -> int:
     edit_target(path, replace_read_only=args.replace_read_only)  # a clear error before any gate is built
     edit_text = _read_edit(args.edit)
     gates = _gates(args, path)
-    result = try_patch(path, edit_text, gates, max_span=args.max_span, replace_read_only=args.replace_read_only)
+    try:
+        result = try_patch(path, edit_text, gates, max_span=args.max_span, replace_read_only=args.replace_read_only)
+    except EnvironmentFault as exc:
+        if not args.json:
+            raise
+        print(json.dumps(_fault_json(exc), indent=2))
+        print(f"patchwrite: environment error: {_one_line(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
     if args.json:
         print(json.dumps(result.to_json(Path.cwd()), indent=2))
         return EXIT_OK if result.accepted else EXIT_FAILED
@@ -89,6 +96,12 @@ def cmd_apply(args: argparse.Namespace) -> int:
     for check, why in result.skipped.items():
         print(f"{path}: {check} not checked: {why}")
     return EXIT_OK if result.accepted else EXIT_FAILED
+
+
+def _fault_json(exc: EnvironmentFault) -> dict[str, object]:
+    """Return the `apply --json` object of a transaction an environment fault stopped (no verdict)."""
+    return {"accepted": False, "stage": exc.stage, "reason": exc.reason, "span": None, "violations": [],
+            "skipped": {}, "error": exc.to_json()}  # fmt: skip
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -119,7 +132,15 @@ def cmd_check(args: argparse.Namespace) -> int:
             root = relative if not str(relative).startswith("..") else root
         roots.setdefault(root.resolve(), root)
     for path in roots.values():
-        results = check_manuscript(path, options)
+        try:
+            results = check_manuscript(path, options)
+        except EnvironmentFault as exc:
+            if not args.json:
+                raise
+            out.append({"path": str(path), "gates": {}, "error": exc.to_json()})
+            print(json.dumps({"manuscripts": out}, indent=2))
+            print(f"patchwrite: environment error: {_one_line(str(exc))}", file=sys.stderr)
+            return EXIT_USAGE
         failed |= not all(r.ok for r in results.values())
         out.append({"path": str(path), "gates": {k: r.to_json(Path.cwd()) for k, r in results.items()}})
         if not args.json:
@@ -431,6 +452,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
+    except EnvironmentFault as exc:
+        print(f"patchwrite: environment error: {_one_line(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
     except (PatchwriteError, ProposerError, EngineMissing) as exc:
         print(f"patchwrite: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE

@@ -57,3 +57,26 @@ class UsageError(InputError):
     """A command-line option outside its allowed values."""
 
     reason = "usage"
+
+
+class EnvironmentFault(PatchwriteError):
+    """The machine, not the manuscript: a full disk, a killed engine, a sandbox that could not start.
+
+    Never a verdict and never cached: the command line exits 2 with `place: cause; remedy`, a pytest
+    item errors (E, not F), JSON adds `"error": {"reason", "cause", "remedy"}`. `reason` is one of
+    `disk_full`, `quota_exceeded`, `out_of_memory`, `read_only`, `io_error`, `engine_killed`,
+    `job_dir_vanished`, `sandbox_failed`, `changed_during_check`.
+    """
+
+    reason = "environment"
+
+    def __init__(self, place: Path | str, cause: str, remedy: str, *, reason: str, stage: str | None = None) -> None:
+        super().__init__(place, f"{cause}; {remedy}", reason=reason)
+        self.cause = cause
+        self.remedy = remedy
+        self.stage = stage  # the stage of a transaction it stopped (set by try_patch)
+
+    def to_json(self) -> dict[str, str]:
+        """Return the `error` object of the JSON output: reason, cause (naming the place) and remedy."""
+        cause = f"{self.path}: {self.cause}" if self.path else self.cause
+        return {"reason": self.reason, "cause": cause, "remedy": self.remedy}

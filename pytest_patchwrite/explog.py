@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .inputs import file_identity, load_json, read_text
+from .inputs import Identity, Reads, file_identity, load_json, read_text, recording_reads, replay
 from .numeric import NumberIndex
 from .paths import Boundary
 
@@ -22,7 +22,7 @@ from .paths import Boundary
 _NUMERIC = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)")
 #: how many loaded log sets stay in memory (one per manuscript being checked, in practice)
 _CACHED_LOGS = 2
-_LOADED: OrderedDict[tuple[tuple[str, tuple[int, int, int, int] | None], ...], EvidenceLog] = OrderedDict()
+_LOADED: OrderedDict[tuple[tuple[str, Identity | None], ...], tuple[EvidenceLog, Reads]] = OrderedDict()
 #: YAML aliases allowed in one log (an alias bomb needs thousands)
 MAX_YAML_ALIASES = 100
 
@@ -164,11 +164,14 @@ def load_logs(patterns: list[str | Path], base: Path, boundary: Boundary | None 
     key = tuple((str(path), file_identity(path)) for path in paths)
     if key in _LOADED:
         _LOADED.move_to_end(key)
-        return _LOADED[key]
+        log, reads = _LOADED[key]
+        replay(reads)  # a commit compares what its verdict read, also when this cache answered
+        return log
     log = EvidenceLog()
-    for path in paths:
-        load_log_file(path, log)
-    _LOADED[key] = log
+    with recording_reads() as reads:
+        for path in paths:
+            load_log_file(path, log)
+    _LOADED[key] = (log, reads)
     while len(_LOADED) > _CACHED_LOGS:
         _LOADED.popitem(last=False)
     return log

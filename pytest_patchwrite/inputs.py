@@ -8,11 +8,15 @@ The caps are far above real papers; `PATCHWRITE_MAX_<KIND>_MB` (for example
 
 from __future__ import annotations
 
+import contextvars
+import hashlib
 import json
 import math
 import os
 import re
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -115,20 +119,103 @@ def read_bytes(path: Path | str, kind: str = "manuscript", limit: int | None = N
         if info.st_size > limit:
             raise _too_large(path, info.st_size, kind, limit)
         try:
-            return _read_fd(fd, path, kind, limit)
+            data = _read_fd(fd, path, kind, limit)
         except OSError as exc:
             raise InputError(path, f"cannot be read ({exc.strerror})") from None
+        except MemoryError:
+            raise InputError(path, f"is {info.st_size / MB:.1f} MB and does not fit in memory here",
+                             reason="out_of_memory") from None  # fmt: skip
+        note_read(path, info, data)
+        return data
     finally:
         os.close(fd)
 
 
-def file_identity(path: Path | str) -> tuple[int, int, int, int] | None:
-    """Return (device, inode, size, mtime_ns) of a file, None when it cannot be stat'ed: a cache key for its content."""
+Identity = tuple[int, int, int, int, int]
+
+
+def identity_of(info: os.stat_result) -> Identity:
+    """Return (device, inode, size, mtime_ns, ctime_ns): what a rewrite in place changes even when it keeps the size
+    and restores the mtime (the kernel sets ctime on every write and no one can set it back)."""
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def file_identity(path: Path | str) -> Identity | None:
+    """Return `identity_of` a file, None when it cannot be stat'ed: a cache key for its content."""
     try:
         info = os.stat(path)
     except (OSError, ValueError):
         return None
-    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+    return identity_of(info)
+
+
+# -- what a verdict read: recorded while a candidate is judged, compared before it is committed ---------
+Reads = dict[str, tuple[Identity, bytes]]  # real path -> (identity when read, sha256 of the bytes read)
+_reads: contextvars.ContextVar[Reads | None] = contextvars.ContextVar("patchwrite_reads", default=None)
+CHANGED = (0, 0, -1, 0, 0)  # the identity of a file read twice with different bytes during one recording
+
+
+@contextmanager
+def recording_reads() -> Iterator[Reads]:
+    """Yield the {real path: (identity, sha256)} of every file read through this module (and `note_read`) inside."""
+    reads: Reads = {}
+    outer = _reads.get()
+    token = _reads.set(reads)
+    try:
+        yield reads
+    finally:
+        _reads.reset(token)
+        if outer is not None:
+            replay(reads)
+
+
+def replay(reads: Reads) -> None:
+    """Record again reads made earlier (by a cache that now answers without reading), when a recording is on."""
+    current = _reads.get()
+    if current is None:
+        return
+    for key, seen in reads.items():
+        if key not in current:
+            current[key] = seen
+        elif current[key][1] != seen[1]:
+            current[key] = (CHANGED, b"")
+
+
+def note_read(path: Path | str, info: os.stat_result, data: bytes | None = None, digest: bytes | None = None) -> None:
+    """Record that a file with this fstat and these bytes (or their sha256) was read, when a recording is on."""
+    reads = _reads.get()
+    if reads is None:
+        return
+    key = os.path.realpath(path)
+    seen = (identity_of(info), digest if digest is not None else hashlib.sha256(data or b"").digest())
+    if key not in reads:
+        reads[key] = seen
+    elif reads[key][1] != seen[1]:
+        reads[key] = (CHANGED, b"")  # two reads saw different bytes: it changed while the candidate was judged
+
+
+def changed_since(path: str, identity: Identity, digest: bytes) -> str:
+    """Return how the file at `path` differs from the identity and sha256 it was read with, or "" when it does not."""
+    if identity == CHANGED:
+        return "changed while it was read"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return "was removed"
+    except OSError as exc:
+        return f"cannot be read any more ({exc.strerror})"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return "is no longer a regular file"
+        if identity_of(info)[:2] != identity[:2]:
+            return "was replaced (a new file under its name)"
+        hashed = hashlib.sha256()  # always: timestamps are coarser than two quick writes of the same size
+        while chunk := os.read(fd, 8 * MB):
+            hashed.update(chunk)
+        return "" if hashed.digest() == digest else "was rewritten with other bytes"
+    finally:
+        os.close(fd)
 
 
 def read_prefix(path: Path | str, size: int) -> bytes:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import InputError, InputTooLarge, PatchwriteError
-from .inputs import MB, limit_for, read_prefix, read_text
+from .inputs import MB, limit_for, note_read, read_prefix, read_text
 from .latex import mask, scan
 from .paths import Boundary, repository_top
 
@@ -293,9 +293,11 @@ def copy_hashing(source: Path, target: Path) -> bytes:
     """Copy one file in chunks and return the sha256 of its bytes (read once, for the copy and the hash)."""
     digest = hashlib.sha256()
     with open(source, "rb") as src, open(target, "wb") as dst:
+        info = os.fstat(src.fileno())
         while chunk := src.read(1 << 20):
             digest.update(chunk)
             dst.write(chunk)
+    note_read(source, info, digest=digest.digest())  # a commit compares it before its swap (transaction)
     return digest.digest()
 
 

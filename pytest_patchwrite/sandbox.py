@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from .inputs import positive_env
 from .tempfiles import make_owned_temp_dir, remove_tree
@@ -77,6 +78,9 @@ class Outcome:
     returncode: int | None
     timed_out: bool = False
     over_limit: str = ""  # which limit stopped it ("disk"), or ""
+    signal: int = 0  # the signal that ended the tool when we did not send it (its wait status), else 0
+    not_started: str = ""  # bwrap's own words when the sandbox never ran the tool (no exit status reported)
+    stderr: str = ""  # the start of what the tool (and bwrap) wrote to stderr, at most 16 KiB
 
 
 class SandboxError(RuntimeError):
@@ -180,6 +184,7 @@ def _bwrap_args(
     return args
 
 
+CPU_GRACE = 5  # seconds between the CPU limit's SIGXCPU and its SIGKILL
 _RLIMITS = (
     ("as", resource.RLIMIT_AS, "memory_bytes"),
     ("fsize", resource.RLIMIT_FSIZE, "file_bytes"),
@@ -208,13 +213,23 @@ def _with_limits(argv: list[str], limits: Limits) -> list[str]:
     prlimit = shutil.which("prlimit")
     if prlimit is None:
         return argv
-    return [prlimit, *(f"--{name}={value}:{value}" for name, _which, value in _rlimits(limits)), "--", *argv]
+    pairs = (f"--{name}={value}:{_hard(name, which, value)}" for name, which, value in _rlimits(limits))
+    return [prlimit, *pairs, "--", *argv]
+
+
+def _hard(name: str, which: int, soft: int) -> int:
+    """Return the hard limit paired with `soft`: a few CPU seconds above it, so the soft limit's SIGXCPU (not the
+    hard limit's SIGKILL, which looks like the OOM killer's) tells that our CPU limit ended a tool."""
+    if name != "cpu":
+        return soft
+    hard = resource.getrlimit(which)[1]
+    return soft + CPU_GRACE if hard == resource.RLIM_INFINITY else max(soft, min(soft + CPU_GRACE, hard))
 
 
 def _limit_child(limits: Limits) -> None:  # pragma: no cover - runs in the forked child
-    for _name, which, value in _rlimits(limits):
+    for name, which, value in _rlimits(limits):
         try:
-            resource.setrlimit(which, (value, value))
+            resource.setrlimit(which, (value, _hard(name, which, value)))
         except (ValueError, OSError):
             pass
 
@@ -364,10 +379,12 @@ def _command(
     extra_env: dict[str, str] | None,
     info_fd: int | None = None,
     fonts: FontDirs | None = None,
+    status_fd: int | None = None,
 ) -> tuple[list[str], dict[str, str], str]:
     """Return (argv, environment, working directory) that start `tool` on `tree`, confined or not.
 
-    `info_fd`: where bwrap reports the pid of the sandbox's init; `fonts`: see `FontDirs` (confined only).
+    `info_fd`: where bwrap reports the pid of the sandbox's init; `fonts`: see `FontDirs` (confined only);
+    `status_fd`: where bwrap reports the tool's exit status, which it does only once the sandbox ran it.
     """
     cmd = [tool, *options, *(check_argument(arg) for arg in operands)]
     path = shutil.which(tool)
@@ -387,6 +404,8 @@ def _command(
     argv = _bwrap_args(bwrap, tree, limits, inner, fonts)
     if info_fd is not None:
         argv[1:1] = ["--info-fd", str(info_fd)]
+    if status_fd is not None:
+        argv[1:1] = ["--json-status-fd", str(status_fd)]
     env = tex_env(extra_env)
     root = _tex_live_root(path)
     if root is not None:  # a TeX Live outside /usr (/opt/texlive, ~/texlive): visible read-only
@@ -461,23 +480,32 @@ def run(
     limits = limits or Limits()
     install_signal_handlers()
     info_read, info_write = os.pipe() if confined else (-1, -1)
+    status_read, status_write = os.pipe() if confined else (-1, -1)
     try:
         argv, env, run_cwd = _command(tool, options, operands, tree, cwd or tree, limits, confined, extra_env,
-                                      info_write if confined else None, fonts)  # fmt: skip
+                                      info_write if confined else None, fonts,
+                                      status_write if confined else None)  # fmt: skip
     except BaseException:
         if confined:
-            os.close(info_read)
-            os.close(info_write)
+            for fd in (info_read, info_write, status_read, status_write):
+                os.close(fd)
         raise
     try:
         proc = subprocess.Popen(
             argv, cwd=run_cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True, preexec_fn=_preexec(limits),
-            pass_fds=(info_write,) if confined else (),
+            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_preexec(limits),
+            pass_fds=(info_write, status_write) if confined else (),
         )  # fmt: skip
+    except BaseException:
+        if confined:
+            os.close(info_read)
+            os.close(status_read)
+        raise
     finally:
         if confined:
             os.close(info_write)
+            os.close(status_write)
+    stderr = _Drain(proc.stderr)
     with _live_lock:
         _live_procs.add(proc)
     stopped = {"why": ""}
@@ -519,7 +547,66 @@ def run(
         _INNER.pop(proc.pid, None)
     if not stopped["why"] and over_disk():
         stopped["why"] = "disk"
-    return Outcome(proc.returncode, stopped["why"] == "timeout", "disk" if stopped["why"] == "disk" else "")
+    errors = stderr.text()
+    status = _read_status(status_read) if confined else b""
+    returncode = proc.returncode
+    signum = 0 if stopped["why"] else _signal_of(returncode, confined)
+    not_started = ""
+    if confined and not stopped["why"] and not signum and b'"exit-code"' not in status:
+        # bwrap reports an exit status only once the sandbox ran the tool: without one, bwrap itself failed
+        said = [line for line in errors.splitlines() if line.startswith("bwrap: ")]
+        not_started = said[-1].removeprefix("bwrap: ") if said else f"bwrap exited with status {returncode}"
+    return Outcome(returncode, stopped["why"] == "timeout", "disk" if stopped["why"] == "disk" else "",
+                   signum, not_started, errors)  # fmt: skip
+
+
+def _signal_of(returncode: int | None, confined: bool) -> int:
+    """Return the signal that ended a tool from its wait status (bwrap passes on 128 + N), else 0."""
+    if returncode is None:
+        return 0
+    if returncode < 0:  # the process we waited for (bwrap, or the unconfined tool) itself
+        return -returncode
+    if confined and 128 < returncode < 128 + 65:
+        return returncode - 128
+    return 0
+
+
+def _read_status(fd: int) -> bytes:
+    """Return what bwrap wrote on its status fd (it has exited: the pipe holds all of it)."""
+    os.set_blocking(fd, False)
+    chunks = []
+    try:
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    except BlockingIOError:
+        pass  # a sandboxed process still holds the write end: what is there is all bwrap wrote
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+class _Drain:
+    """Reads a child's stderr to its end in a thread, keeping the first 16 KiB (the rest is discarded)."""
+
+    LIMIT = 16 * 1024
+
+    def __init__(self, stream: IO[bytes] | None) -> None:
+        self._kept = bytearray()
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[bytes] | None) -> None:
+        if stream is None:
+            return
+        with stream:
+            while chunk := os.read(stream.fileno(), 65536):
+                if len(self._kept) < self.LIMIT:
+                    self._kept += chunk[: self.LIMIT - len(self._kept)]
+
+    def text(self) -> str:
+        """Return what was kept, once the stream ended (at most 5 s after the process did)."""
+        self._thread.join(5.0)
+        return bytes(self._kept).decode("utf-8", "replace")
 
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")

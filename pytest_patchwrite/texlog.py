@@ -231,6 +231,25 @@ def needs_rerun(text: str) -> bool:
     return bool(_ENGINE_RERUN.search(text))
 
 
+# what engines and tools say when a write failed (their own words, so a manuscript can print them too: the
+# caller also asks the filesystem, see envfaults)
+_WRITE_FAILED = re.compile(
+    r"fwrite\(\)/fflush\(\) failed|I can't write on file|No space left on device|Disk quota exceeded"
+    r"|[Cc]annot (?:write|create)|write error|Read-only file system|Input/output error"
+)
+_MEMORY_EXHAUSTED = re.compile(r"memory exhausted|[Oo]ut of memory|not enough memory|Cannot allocate memory")
+
+
+def write_failed(text: str) -> bool:
+    """Return whether a log (or a tool's stderr) says that a write failed."""
+    return bool(_WRITE_FAILED.search(text))
+
+
+def memory_exhausted(text: str) -> bool:
+    """Return whether a tool's stderr (or log) says that it could not allocate memory."""
+    return bool(_MEMORY_EXHAUSTED.search(text))
+
+
 _BLG_BIBTEX_ERR = re.compile(r"---line (?P<line>\d+) of file (?P<file>\S+)")
 _BLG_BIBTEX_MISSING = re.compile(r'Warning--I didn\'t find a database entry for "(?P<key>[^"]+)"')
 _BLG_BIBTEX_NODB = re.compile(r"I couldn't open (?:database|style) file (?P<file>\S+)")

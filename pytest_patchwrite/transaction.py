@@ -7,15 +7,17 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import envfaults
 from .edit import DEFAULT_MAX_SPAN, Edit, EditError, apply_edit, check_edit, count_lines, parse_edit
+from .errors import EnvironmentFault
 from .errors import InputError as InputError  # re-exported: the historical import place
-from .inputs import read_text
+from .inputs import Reads, changed_since, read_text, recording_reads
 from .model import Gate, PatchContext, Violation
 from .tempfiles import TEMP_SUFFIX, sweep_dir, temp_file_prefix
 
@@ -67,13 +69,26 @@ def file_lock(path: Path) -> Iterator[int]:
         os.close(fd)
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Replace `path` by `text` so a crash leaves either the old or the new bytes; raise InputError if it cannot."""
+def atomic_write(path: Path, text: str, unchanged: Callable[[], None] | None = None) -> None:
+    """Replace `path` by `text` so a crash leaves either the old or the new bytes; raise InputError if it cannot.
+
+    `unchanged` runs right before the rename, the new bytes already on disk beside the file: it raises
+    (EnvironmentFault `changed_during_check`) when another writer changed what the candidate was judged on.
+    Linux has no compare-and-rename, so a save in the instant between that check and the rename is still lost.
+    """
     data = text.encode("utf-8")  # before any file exists: text that cannot be written leaves nothing behind
-    mode = os.stat(path).st_mode & 0o7777
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        if unchanged is not None:
+            unchanged()  # names what went away
+        raise InputError(path, "no such file (removed before the commit)") from None
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_file_prefix(path), suffix=TEMP_SUFFIX)
     except OSError as exc:
+        fault = envfaults.from_oserror(exc, "writing the temporary copy a commit needs", path.parent)
+        if fault is not None:
+            raise fault from None
         raise InputError(path.parent, f"cannot hold the temporary copy a commit needs ({exc.strerror})") from None
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -81,11 +96,16 @@ def atomic_write(path: Path, text: str) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
+        if unchanged is not None:
+            unchanged()
         os.replace(tmp, path)
     except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
         if isinstance(exc, OSError):
+            fault = envfaults.from_oserror(exc, "writing the commit", path)
+            if fault is not None:
+                raise fault from None
             raise InputError(path, f"cannot be written ({exc.strerror})") from None
         raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
@@ -137,7 +157,7 @@ def try_patch(
     started = time.perf_counter()
     real = edit_target(path, Path(tree) if tree is not None else None, replace_read_only)
     sweep_dir(real.parent)  # copies left by a killed earlier run
-    with file_lock(real):
+    with file_lock(real), recording_reads() as reads:
         head = read_text(real)
         try:
             if isinstance(edit, str):
@@ -152,7 +172,11 @@ def try_patch(
         context = PatchContext(path=path, head=head, files=dict(context_files or {}))
         skipped: dict[str, str] = {}
         for gate in gates:
-            result = gate.check(candidate, context)
+            try:
+                result = gate.check(candidate, context)
+            except EnvironmentFault as exc:
+                exc.stage = exc.stage or gate.stage
+                raise
             skipped.update(result.details.get("skipped", {}))
             if not result.ok:
                 first = result.violations[0] if result.violations else None
@@ -164,5 +188,21 @@ def try_patch(
                     False, gate.stage, reason, list(result.violations), head, seconds, span, edit, skipped
                 )
         if candidate != head:
-            atomic_write(real, candidate)
+            atomic_write(real, candidate, lambda: _unchanged(reads, str(real)))
         return PatchResult(True, None, None, [], candidate, time.perf_counter() - started, span, edit, skipped)
+
+
+#: build outputs TeX never reads back: another build writing them beside the paper does not change a verdict
+_NOT_READ_BACK = (".log", ".pdf", ".fls", ".fdb_latexmk", ".synctex.gz", ".dvi", ".xdv", ".blg", ".patchwrite-tmp")
+
+
+def _unchanged(reads: Reads, target: str) -> None:
+    """Raise EnvironmentFault `changed_during_check` unless every file the verdict read (the target last, nearest to
+    the rename) still has the identity and bytes it was judged on."""
+    order = [p for p in reads if p != target and not p.endswith(_NOT_READ_BACK)]
+    for path in [*order, target] if target in reads else order:
+        identity, digest = reads[path]
+        how = changed_since(path, identity, digest)
+        if how:
+            what = "the file" if path == target else f"{path}, which the verdict read,"
+            raise envfaults.changed_during_check(target, f"{what} {how}")

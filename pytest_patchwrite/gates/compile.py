@@ -9,7 +9,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .. import sandbox, unconfined
+from .. import envfaults, sandbox, unconfined
 from ..engines import needed_engine
 from ..manuscript import (
     ENGINES,
@@ -24,7 +24,7 @@ from ..paths import Boundary
 from ..pdftext import pdf_text
 from ..texlog import ERROR, FATAL, LogMessage, needs_rerun, parse_blg, parse_tex_log
 from ..transaction import read_text
-from . import fontcache, verdicts, warm
+from . import fontcache, outcomes, verdicts, warm
 from .rerun import aux_state, bib_input, failed, read_log, settling
 from .verdicts import default_cache_dir
 
@@ -58,6 +58,7 @@ class CompileReport:
     seconds: float = 0.0
     pdf_bytes: int = 0
     timed_out: bool = False
+    limit: str = ""  # the sandbox limit that stopped it (gates.outcomes.LIMITS), or ""
     unsettled: bool = False
     cached: bool = False
     pdf_text: str | None = None  # the PDF's text, when asked for (`extract_text`) and the compile passed
@@ -125,6 +126,7 @@ class CompileGate:
         self.compiles = 0
         self.cache_hits = 0
         self._fonts: sandbox.FontDirs | None = None  # the current compile's (fontcache)
+        self._stop = ""  # what stopped the last tool run: a sandbox limit or "timeout" (gates.outcomes)
 
     # -- the Gate protocol ------------------------------------------------------------
     def check(self, text: str, context: PatchContext) -> GateResult:
@@ -161,7 +163,8 @@ class CompileGate:
         if not self.trusted and not confined:
             unconfined.warn_once()
         start = warm.Start()
-        with sandbox.job_directory() as tree, fontcache.job_fonts(confined) as self._fonts:
+        with envfaults.translated("the compile's sandbox"), sandbox.job_directory() as tree, \
+                fontcache.job_fonts(confined) as self._fonts:
             work, copied = self._copy(root, overrides, tree)
             for path, text in overrides.items():
                 rel = path.relative_to(root.parent)
@@ -199,7 +202,7 @@ class CompileGate:
             return report
         report.seconds = time.perf_counter() - started
         self.compiles += 1
-        if self.use_cache and not report.timed_out:
+        if self.use_cache and not report.timed_out and not report.limit:
             self._cache_put(key, report, root.parent)
         return report
 
@@ -235,8 +238,8 @@ class CompileGate:
         messages: list[LogMessage] = []
         while True:
             before = aux_state(work) if self.resolve else {}  # one pass reads nothing back
-            if not self._call(engine, options, [entry], work, deadline):
-                report.timed_out = True
+            if not self._call(engine, options, [entry], work, deadline, work / f"{job}.log"):
+                self._stopped(report)
                 break
             report.runs += 1
             log = read_log(work / f"{job}.log")
@@ -256,8 +259,8 @@ class CompileGate:
             if bib_pending and tool is not None:
                 start.bib = wanted
                 bbl_before = aux_state(work)
-                if not self._call(tool, [], [job], work, deadline):
-                    report.timed_out = True
+                if not self._call(tool, [], [job], work, deadline, work / f"{job}.blg"):
+                    self._stopped(report)
                     break
                 bib_errors = [m for m in parse_blg(read_log(work / f"{job}.blg")) if m.severity == ERROR]
                 if bib_errors:
@@ -271,13 +274,17 @@ class CompileGate:
                 break
             if start.seeded:
                 report.start = start.kind = "warm+"
-        if start.seeded and (report.unsettled or report.timed_out):
+        if start.seeded and (report.unsettled or report.timed_out or report.limit):
             start.kind = "fallback"  # a cold check's cap and deadline count from an empty state
         pdf = work / f"{job}.pdf"
         report.pdf_bytes = pdf.stat().st_size if pdf.exists() else 0
         report.messages = [_relocate(m, work, root.parent, {entry: root.name, JOB: root.name}) for m in messages]
         making_fonts = report.timed_out and self._fonts is not None and fontcache.running(self._fonts.var)
         report.violations = _violations(report, root, self.timeout, self.max_runs, making_fonts)
+        if report.limit:
+            elapsed = time.monotonic() - deadline + self.timeout
+            message = outcomes.limit_message(report.limit, self.limits, elapsed)
+            report.violations = [Violation("sandbox_limit", str(root), 0, report.limit, message)]
         report.ok = not failing(report.violations)
         if report.ok and self.extract_text:
             report.pdf_text = pdf_text(pdf)  # the sandbox is temporary: read it now
@@ -291,8 +298,18 @@ class CompileGate:
             return "bibtex"
         return None
 
-    def _call(self, tool: str, options: list[str], operands: list[str], work: Path, deadline: float) -> bool:
-        """Run one tool in the sandbox on the job directory holding `work`. Return False on timeout or a limit."""
+    def _stopped(self, report: CompileReport) -> None:
+        if self._stop == "timeout":
+            report.timed_out = True
+        else:
+            report.limit = self._stop
+
+    def _call(
+        self, tool: str, options: list[str], operands: list[str], work: Path, deadline: float, log: Path | None = None
+    ) -> bool:
+        """Run one tool in the sandbox on the job directory holding `work`. Return False on timeout or a limit.
+
+        Raise EnvironmentFault when the machine stopped it (gates.outcomes)."""
         if shutil.which(tool) is None:
             raise EngineMissing(f"{tool} is not installed (Debian package {PACKAGE_OF.get(tool, tool)})")
         tree = sandbox.owning_job_directory(work) or work
@@ -300,9 +317,11 @@ class CompileGate:
         # a mirrored shared bibliography sits above the paper: `../` must open, and inside the sandbox only the
         # mirror is there to open (kpathsea's paranoid mode refuses `..`)
         extra = {"openin_any": "r"} if confined and tree != work else None
+        oom_before = envfaults.oom_kills()
         outcome = sandbox.run(tool, options, operands, tree, cwd=work, deadline=deadline, limits=self.limits,
                               confined=confined, extra_env=extra, fonts=self._fonts)  # fmt: skip
-        return not (outcome.timed_out or outcome.over_limit)
+        self._stop = outcomes.judge(tool, outcome, self.limits, tree, log, oom_before)
+        return not self._stop
 
     def _warm_start(self, engine: str, copied: dict[str, bytes], root: Path) -> warm.Start:
         """Return a start from the state kept for HEAD (the files on disk), else for the latest compile of `root`."""
