@@ -201,6 +201,14 @@ ENTRIES: tuple[Kind, ...] = (
         "Find the endless loop, or raise `--timeout` / `patchwrite_timeout` (fonts are kept: run it again).",
     ),
     _tex(
+        "sandbox_limit",
+        "One of the sandbox's own limits stopped the compile: everything the job wrote (disk), the largest file "
+        "(file), a process's address space (memory) or CPU time (cpu); the token names the limit and the message "
+        "its value and how long the compile ran. A hostile manuscript gets this verdict, not an environment error.",
+        "Find what writes or allocates so much, or raise the limit named in the message "
+        "(`PATCHWRITE_SANDBOX_DISK_MB`, `_FILE_MB`, `_MEMORY_MB`, `_CPU_SECONDS`).",
+    ),
+    _tex(
         "rerun_limit",
         "The auxiliary files still changed after `max_runs` engine runs (cross-references that never settle).",
         "Raise `patchwrite_max_runs` / `--patchwrite-max-runs` / `check --max-runs`.",
