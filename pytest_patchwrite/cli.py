@@ -119,7 +119,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         warnings_fail=args.strict,
         trusted=args.trusted_input,
     )
-    out, failed = [], False
+    out, failed, found = [], False, []
     roots: dict[Path, Path] = {}  # resolved -> as shown; a section file stands for the root that inputs it
     for name in args.files:
         path = Path(name)
@@ -142,6 +142,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"patchwrite: environment error: {_one_line(str(exc))}", file=sys.stderr)
             return EXIT_USAGE
         failed |= not all(r.ok for r in results.values())
+        found += [v for r in results.values() for v in r.violations]
         out.append({"path": str(path), "gates": {k: r.to_json(Path.cwd()) for k, r in results.items()}})
         if not args.json:
             for gate, result in results.items():
@@ -158,7 +159,15 @@ def cmd_check(args: argparse.Namespace) -> int:
                     print(f"  {line}")
     if args.json:
         print(json.dumps({"manuscripts": out}, indent=2))
+    _write_sarif(args.sarif, found)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _write_sarif(target: str | None, violations: list) -> None:
+    from .sarif import write_sarif
+
+    if target and not write_sarif(Path(target), violations):
+        raise InputError(target, "cannot write the SARIF file there")
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
@@ -246,6 +255,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     root = find_root(Path(args.file))
     base = GitBase.open(root.parent, args.base)
     report = diff_manuscript(root, base, EvidenceConfig(), args.max_hunk)
+    _write_sarif(args.sarif, report.result().violations)
     if args.json:
         print(json.dumps({"path": str(root), "base": args.base, **report.result().to_json(Path.cwd())}, indent=2))
         return EXIT_OK if report.result().ok else EXIT_FAILED
@@ -341,6 +351,9 @@ _TRUSTED_HELP = (
 )
 
 
+_SARIF_HELP = "also write every violation to FILE as SARIF 2.1.0 (for GitHub code scanning)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of every subcommand."""
     parser = _Parser(prog="patchwrite", description="Bounded, gated edits of LaTeX manuscripts.")
@@ -377,6 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--strict", action="store_true", help="warnings (e.g. a repeated bib entry) fail too")
     check.add_argument("--json", action="store_true")
     check.add_argument("--trusted-input", action="store_true", help=_TRUSTED_HELP)
+    check.add_argument("--sarif", metavar="FILE", default=None, help=_SARIF_HELP)
     check.set_defaults(func=cmd_check)
 
     clean = sub.add_parser("clean", help="remove temp files and sandboxes left by killed patchwrite processes")
@@ -410,6 +424,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--base", required=True, help="git revision to compare against (e.g. origin/main)")
     diff.add_argument("--max-hunk", type=int, default=None, help="fail hunks longer than this many lines")
     diff.add_argument("--json", action="store_true")
+    diff.add_argument("--sarif", metavar="FILE", default=None, help=_SARIF_HELP)
     diff.set_defaults(func=cmd_diff)
 
     propose = sub.add_parser("propose", help="ask a model for one EDIT repairing FILE")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -61,7 +62,7 @@ class Violation:
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Violation:
+    def from_json(cls, data: Mapping[str, Any]) -> Violation:
         """Return the violation a `to_json` object describes (fields added later, such as `help`, are ignored)."""
         return cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from . import hookspecs, stepsummary
+from . import hookspecs, sarif, stepsummary
 from .autoraters.fixtures import add_options as add_judge_options
 from .autoraters.fixtures import citation_f1, judge_spec, litreview, quality_verdict, sxs
 from .check import citations_result, compile_result, numbers_result, placeholders_result
@@ -317,6 +317,9 @@ class Recorder:
         if hasattr(self.config, "workerinput"):
             return
         self._write_summary()
+        if self.config.option.patchwrite_sarif:
+            failed = sarif.write_session(self.config.option.patchwrite_sarif, self.verdicts, self.config)
+            self.summary_error = "\n".join(line for line in (self.summary_error, failed) if line)
         if settings.report is None:
             return
         manuscripts = []

@@ -120,6 +120,13 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="FILE",
         help="write a Markdown summary of every manuscript's items and violations (default: $GITHUB_STEP_SUMMARY)",
     )
+    group.addoption(
+        "--patchwrite-sarif",
+        dest="patchwrite_sarif",
+        default=None,
+        metavar="FILE",
+        help="write every violation to FILE as SARIF 2.1.0 (for GitHub code scanning)",
+    )
     parser.addini("patchwrite_collect", "collect root .tex manuscripts as test items", type="bool", default=True)
     parser.addini("patchwrite_bib", "bibliographies every manuscript may cite from", type="paths", default=[])
     parser.addini("patchwrite_log", "experimental logs that attest numbers (globs allowed)", type="paths", default=[])
