@@ -331,6 +331,13 @@ def cmd_live_stress(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve DIR's manuscripts to an MCP client over stdio (gated edits only)."""
+    from .mcpserver import run
+
+    return run(Path(args.dir))
+
+
 def _add_proposer_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--proposer", choices=("local", "openai"), default="local")
     parser.add_argument("--model", default=None, help="GGUF path (local) or model name (openai)")
@@ -450,6 +457,10 @@ def build_parser() -> argparse.ArgumentParser:
     live.add_argument("--progress", action="store_true")
     _add_proposer_options(live)
     live.set_defaults(func=cmd_live_stress)
+
+    mcp = sub.add_parser("mcp", help="an MCP server (stdio) whose only write is a gated, bounded edit")
+    mcp.add_argument("dir", nargs="?", default=".", help="directory whose files the tools may touch (default .)")
+    mcp.set_defaults(func=cmd_mcp)
 
     from .autoraters.cli import add_rate_parser
     from .explain import add_explain_parser

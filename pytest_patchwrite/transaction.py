@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import stat
 import tempfile
@@ -138,6 +139,11 @@ def edit_target(path: Path, tree: Path | None = None, replace_read_only: bool = 
     return real
 
 
+def revision_of(text: str) -> str:
+    """Return the revision of a file holding `text`: the hex sha256 of its UTF-8 bytes (exactly the file's)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def try_patch(
     path: Path | str,
     edit: Edit | str,
@@ -147,11 +153,14 @@ def try_patch(
     context_files: dict[Path, str] | None = None,
     tree: Path | str | None = None,
     replace_read_only: bool = False,
+    revision: str | None = None,
 ) -> PatchResult:
     """Return the outcome of applying `edit` to `path` behind `gates`; the file changes only if accepted.
 
     A symlink is followed when its target stays inside `tree` (default: the link's directory) and
-    the link is kept; a read-only file is refused unless `replace_read_only`.
+    the link is kept; a read-only file is refused unless `replace_read_only`. With `revision` (the
+    sha256 of the bytes the edit was written against) a file that changed since is refused
+    (`stale_revision`, stage None), decided under the lock so no writer slips in between.
     """
     path = Path(path)
     started = time.perf_counter()
@@ -159,6 +168,13 @@ def try_patch(
     sweep_dir(real.parent)  # copies left by a killed earlier run
     with file_lock(real), recording_reads() as reads:
         head = read_text(real)
+        if revision is not None and revision_of(head) != revision.strip().lower():
+            message = (
+                f"the file changed since revision {revision[:12]} was read (now {revision_of(head)[:12]}); "
+                "read the lines again and write the edit against them"
+            )
+            violation = Violation("stale_revision", str(path), 0, "", message)
+            return PatchResult(False, None, "stale_revision", [violation], head, time.perf_counter() - started)
         try:
             if isinstance(edit, str):
                 edit = parse_edit(edit, count_lines(head), max_span)

@@ -184,3 +184,15 @@ def test_invalid_text_in_a_body_is_rejected_before_any_gate(paper: Path) -> None
     result = try_patch(paper, Edit(3, 3, ("bad \udcff",)), [gate])
     assert (result.accepted, result.stage, result.reason) == (False, "parse", "invalid_text")
     assert gate.seen == [] and _digest(paper) == before
+
+
+def test_a_revision_other_than_the_files_bytes_is_refused_before_any_gate(tmp_path: Path) -> None:
+    path = tmp_path / "doc.tex"
+    path.write_text(HEAD)
+    gate = ForbidWord("never")
+    before = _digest(path)
+    stale = try_patch(path, "EDIT 2 2\nchanged\n", [gate], revision=hashlib.sha256(b"other bytes").hexdigest())
+    assert (stale.accepted, stale.stage, stale.reason) == (False, None, "stale_revision")
+    assert _digest(path) == before and gate.seen == []
+    fresh = try_patch(path, "EDIT 2 2\nchanged\n", [gate], revision=hashlib.sha256(HEAD.encode()).hexdigest())
+    assert fresh.accepted and read_text(path).splitlines()[1] == "changed"

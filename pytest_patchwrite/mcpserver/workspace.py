@@ -1,0 +1,301 @@
+"""What the MCP server's tools do, without the protocol: every path bounded by DIR, every result bounded in size.
+
+Each tool returns plain JSON data or raises `ToolInputError` (bad input, one line) or a
+`PatchwriteError` (a file the user can fix); the server turns both into MCP tool errors.
+The only write is `apply_edit`, through `transaction.try_patch` behind the manuscript's
+gates. Calls are served one at a time (`Workspace.lock`): the gates keep per-call state.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..edit import number_lines, split_lines
+from ..errors import PatchwriteError
+from ..inputs import read_prefix, read_text
+from ..manuscript import find_root, is_root, load_manuscript
+from ..model import Gate, Violation, display_path
+from ..paths import Boundary
+from ..transaction import revision_of, try_patch
+from .project import ProjectSettings, load_settings
+
+MAX_READ_LINES = 400  # lines one read_numbered call returns at most
+MAX_RESULT_BYTES = 48_000  # the text of one result (numbered lines, context) at most
+MAX_LINE_CHARS = 2_000  # a longer line is cut in the view (and marked)
+MAX_VIOLATIONS = 25  # violations listed per result; the count says how many there were
+MAX_MESSAGE_CHARS = 400
+MAX_EDIT_BYTES = 256 * 1024  # an EDIT body of 40 lines never needs more
+MAX_MANUSCRIPTS = 100
+MAX_FILES_LISTED = 200
+MAX_WALK_ENTRIES = 20_000
+CONTEXT_LINES = 3
+_SKIP_DIRS = {"__pycache__", "node_modules"}
+_REVISION = re.compile(r"[0-9a-fA-F]{64}")
+_GIT_REV = re.compile(r"[A-Za-z0-9._/~^@{}+-]{1,200}")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+class ToolInputError(PatchwriteError):
+    """A tool argument that cannot be used (a path outside DIR, a bad range); the message says what to do."""
+
+    reason = "bad_input"
+
+
+def clean(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """Return untrusted text (a log message, a token) with control characters shown as escapes, cut at `limit`."""
+    shown = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return shown if len(shown) <= limit else shown[:limit] + f"... ({len(shown) - limit} more characters)"
+
+
+@dataclass
+class Workspace:
+    """The directory the server may touch, its project settings, and the gates of each manuscript (kept warm)."""
+
+    directory: Path
+    settings: ProjectSettings = field(init=False)
+    lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _gates: dict[Path, list[Gate]] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.directory = Path(os.path.realpath(self.directory))
+        if not self.directory.is_dir():
+            raise ToolInputError(self.directory, "not a directory; `patchwrite mcp DIR` serves a directory")
+        self.settings = load_settings(self.directory)
+        self.boundary = Boundary(self.directory)
+
+    # -- paths ----------------------------------------------------------------------
+    def resolve(self, path: str) -> Path:
+        """Return the real path of a tool's `path` argument; raise ToolInputError, before opening it, if outside DIR."""
+        if not isinstance(path, str) or not path.strip() or "\0" in path or len(path) > 4096:
+            raise ToolInputError("path", "give a file path relative to the served directory, e.g. main.tex")
+        candidate = Path(path) if os.path.isabs(path) else self.directory / path
+        real = self.boundary.allowed(candidate)
+        if real is None:
+            inside = os.path.realpath(candidate).startswith(str(self.directory).rstrip(os.sep) + os.sep)
+            why = self.boundary.why_refused(candidate) if inside else "is outside the served directory; it is not read"
+            raise ToolInputError(path, why)
+        return real
+
+    def shown(self, path: Path | str) -> str:
+        """Return `path` relative to DIR when it lies below it."""
+        return display_path(str(path), self.directory)
+
+    def root_of(self, real: Path) -> Path:
+        """Return the root manuscript reading `real`; raise ToolInputError when it has none inside DIR."""
+        if real.suffix != ".tex":
+            raise ToolInputError(self.shown(real), "is not a .tex file of a manuscript; only those can be edited")
+        root = find_root(real)
+        if self.boundary.allowed(root) is None:
+            raise ToolInputError(self.shown(real), f"its root manuscript {root} lies outside the served directory")
+        if not is_root(read_text(root)):
+            raise ToolInputError(self.shown(real), "no root manuscript (\\documentclass) under DIR \\inputs it")
+        if root != real:
+            files = load_manuscript(root, boundary=self.settings.options.evidence_config().boundary(root)).files
+            if real not in files:
+                raise ToolInputError(self.shown(real), f"is not read by the manuscript {self.shown(root)}")
+        return root
+
+    def gates(self, root: Path) -> list[Gate]:
+        """Return the manuscript's gates (compile, then evidence), built once so their state stays warm."""
+        if root not in self._gates:
+            from ..gates.evidence import EvidenceGate
+
+            options = self.settings.options
+            self._gates[root] = [options.compile_gate(root), EvidenceGate(root, options.evidence_config())]
+        return self._gates[root]
+
+    # -- tools ----------------------------------------------------------------------
+    def list_manuscripts(self) -> dict[str, Any]:
+        """Return the root manuscripts under DIR, each with the files it reads."""
+        roots: list[Path] = []
+        seen = 0
+        truncated = False
+        for dirpath, dirnames, filenames in os.walk(self.directory):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS
+                                 and not os.path.islink(os.path.join(dirpath, d)))  # fmt: skip
+            for name in sorted(filenames):
+                seen += 1
+                if seen > MAX_WALK_ENTRIES or len(roots) >= MAX_MANUSCRIPTS:
+                    truncated = True
+                    break
+                if not name.endswith(".tex") or name.startswith("."):
+                    continue
+                real = self.boundary.allowed(Path(dirpath) / name)
+                try:
+                    if real is not None and is_root(read_prefix(real, 200_000).decode("utf-8", "replace")):
+                        roots.append(real)
+                except PatchwriteError:
+                    continue
+            if truncated:
+                break
+        manuscripts = []
+        for root in roots:
+            entry: dict[str, Any] = {"root": self.shown(root)}
+            try:
+                loaded = load_manuscript(root, boundary=self.settings.options.evidence_config().boundary(root))
+            except PatchwriteError as exc:
+                entry["error"] = clean(exc.format(self.directory))
+            else:
+                files = [self.shown(p) for p in loaded.files]
+                entry["files"] = files[:MAX_FILES_LISTED]
+                entry["lines"] = sum(len(split_lines(t)) for t in loaded.texts.values())
+                if len(files) > MAX_FILES_LISTED:
+                    entry["files_omitted"] = len(files) - MAX_FILES_LISTED
+            manuscripts.append(entry)
+        return {"directory": str(self.directory), "manuscripts": manuscripts, "truncated": truncated}
+
+    def read_numbered(self, path: str, start: int | None = None, end: int | None = None) -> dict[str, Any]:
+        """Return lines `start..end` of a file as `N | text`, bounded, with its revision (sha256 of its bytes)."""
+        real = self.resolve(path)
+        text = read_text(real)
+        lines = number_lines(text).splitlines()
+        total = len(lines)
+        first = 1 if start is None else start
+        if first < 1 or (total and first > total):
+            raise ToolInputError(path, f"start {first} is outside the file's lines 1..{total}")
+        last = total if end is None else min(end, total)
+        if last < first and total:
+            raise ToolInputError(path, f"end {end} is before start {first}")
+        last = min(last, first + MAX_READ_LINES - 1)
+        shown: list[str] = []
+        size = cut = 0
+        for line in lines[first - 1 : last]:
+            if len(line) > MAX_LINE_CHARS:
+                line = line[:MAX_LINE_CHARS] + f" [... line cut: {len(line) - MAX_LINE_CHARS} more characters]"
+                cut += 1
+            if size + len(line) + 1 > MAX_RESULT_BYTES and shown:
+                break
+            shown.append(line)
+            size += len(line.encode("utf-8")) + 1
+        returned_last = first + len(shown) - 1
+        result: dict[str, Any] = {
+            "path": self.shown(real),
+            "revision": revision_of(text),
+            "total_lines": total,
+            "start": first,
+            "end": returned_last,
+            "text": "\n".join(shown) + ("\n" if shown else ""),
+        }
+        if returned_last < total:
+            result["next_start"] = returned_last + 1
+        if cut:
+            result["lines_cut"] = cut
+        return result
+
+    def apply_edit(self, path: str, edit: str, revision: str | None = None) -> dict[str, Any]:
+        """Return the `apply --json` object of one edit behind every gate, plus the new revision and context."""
+        real = self.resolve(path)
+        if not isinstance(edit, str) or not edit.strip():
+            raise ToolInputError("edit", "the edit is empty; send an `EDIT N M` block or a `DELETE N M` line")
+        if len(edit.encode("utf-8", "surrogatepass")) > MAX_EDIT_BYTES:
+            raise ToolInputError("edit", f"longer than {MAX_EDIT_BYTES // 1024} KB; an edit replaces at most "
+                                         f"{self.settings.max_span} lines")  # fmt: skip
+        if revision is not None and not _REVISION.fullmatch(revision.strip()):
+            raise ToolInputError("revision", "expected the 64-hex-digit `revision` that read_numbered returned")
+        root = self.root_of(real)
+        result = try_patch(real, edit, self.gates(root), max_span=self.settings.max_span, revision=revision,
+                           tree=self.directory)  # fmt: skip
+        out = result.to_json(self.directory)
+        out["violations"], omitted = self._violations(result.violations)
+        if omitted:
+            out["violations_omitted"] = omitted
+        out["path"] = self.shown(real)
+        out["revision"] = revision_of(result.text)
+        out["seconds"] = round(result.seconds, 3)
+        if result.accepted and result.span and result.edit is not None:
+            lo = result.span[0]
+            hi = lo + (len(result.edit.body) if result.edit.verb != "DELETE" else 0) - 1
+            out["context"] = _context(result.text, lo, max(lo, hi))
+        elif result.stage is not None and result.stage != "parse" and result.span:
+            out["context"] = _context(result.text, *result.span)
+        out["hint"] = _hint(out)
+        return out
+
+    def check(self, path: str) -> dict[str, Any]:
+        """Return the `check --json` object for the manuscript that reads `path`."""
+        from ..check import check_manuscript
+
+        real = self.resolve(path)
+        root = self.root_of(real)
+        results = check_manuscript(root, self.settings.options)
+        gates = {}
+        for name, result in results.items():
+            data = result.to_json(self.directory)
+            data["violations"], omitted = self._violations(result.violations)
+            if omitted:
+                data["violations_omitted"] = omitted
+            gates[name] = data
+        ok = all(r.ok for r in results.values())
+        return {"manuscripts": [{"path": self.shown(root), "gates": gates}], "ok": ok}
+
+    def diff(self, path: str, base: str | None = None) -> dict[str, Any]:
+        """Return what the working tree's manuscript moved against the git revision `base` (`diff --json`)."""
+        from ..prdiff import GitBase, diff_manuscript
+
+        base = (base or self.settings.base or "").strip()
+        if not base:
+            raise ToolInputError("base", "name the git revision to compare against (e.g. HEAD or origin/main)")
+        if not _GIT_REV.fullmatch(base) or base.startswith("-"):
+            raise ToolInputError("base", f"{clean(base, 60)!r} is not a git revision name")
+        real = self.resolve(path)
+        root = self.root_of(real)
+        config = self.settings.options.evidence_config()
+        report = diff_manuscript(root, GitBase.open(root.parent, base), config, self.settings.max_hunk)
+        data = report.result().to_json(self.directory)
+        data["violations"], omitted = self._violations(report.failures)
+        changes = data.get("changes", [])
+        if len(changes) > MAX_VIOLATIONS * 4:
+            data["changes_omitted"] = len(changes) - MAX_VIOLATIONS * 4
+            data["changes"] = changes[: MAX_VIOLATIONS * 4]
+        for change in data.get("changes", []):
+            change["file"] = self.shown(change["file"])
+            change["message"] = clean(str(change.get("message", "")))
+            change["token"] = clean(str(change.get("token", "")), 200)
+        if omitted:
+            data["violations_omitted"] = omitted
+        return {"path": self.shown(root), "base": base, **data}
+
+    def _violations(self, violations: list[Violation]) -> tuple[list[dict[str, Any]], int]:
+        shown = []
+        for violation in violations[:MAX_VIOLATIONS]:
+            data = violation.to_json(self.directory)
+            data["message"] = clean(data["message"])
+            data["token"] = clean(data["token"], 200)
+            data["file"] = clean(data["file"], 500)
+            shown.append(data)
+        return shown, max(0, len(violations) - MAX_VIOLATIONS)
+
+
+def _context(text: str, lo: int, hi: int) -> dict[str, Any]:
+    """Return the numbered lines around `lo..hi` of `text` (bounded), for the agent to see what the file holds now."""
+    lines = number_lines(text).splitlines()
+    first = max(1, lo - CONTEXT_LINES)
+    last = min(len(lines), hi + CONTEXT_LINES, first + 60)
+    shown: list[str] = []
+    size = 0
+    for line in lines[first - 1 : last]:
+        line = line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " [... line cut]"
+        size += len(line) + 1
+        if size > MAX_RESULT_BYTES // 2:
+            break
+        shown.append(line)
+    return {"start": first, "end": first + len(shown) - 1, "text": "\n".join(shown) + ("\n" if shown else "")}
+
+
+def _hint(result: dict[str, Any]) -> str:
+    """Return one sentence telling a model what to do next."""
+    if result["accepted"]:
+        return "accepted and written; line numbers after the edit may have moved: use the new revision and context"
+    reason = result.get("reason") or ""
+    if reason == "stale_revision":
+        return "nothing written: the file changed; call read_numbered again and edit against the new lines"
+    if result["stage"] == "parse":
+        return "nothing written: the edit does not parse; fix it as the violation says and send it again"
+    if result["stage"] == "compile":
+        return "nothing written: the candidate does not compile; the violations name the file and line of the error"
+    return "nothing written: the candidate adds a citation, number or placeholder no evidence attests; keep HEAD's"

@@ -1,0 +1,490 @@
+"""`patchwrite mcp DIR` through the real MCP SDK client: `ClientSession` over `stdio_client`, the server a subprocess.
+
+Nothing of the protocol is mocked; every edit runs the real gates (TeX in the sandbox).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import require_tool
+
+from pytest_patchwrite.edit import number_lines
+
+try:
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+except ImportError:  # pragma: no cover - CI installs the extra (the `test` extra holds it)
+    if os.environ.get("CI"):
+        raise
+    pytest.skip("the MCP SDK is not installed: pip install 'pytest-patchwrite[mcp]'", allow_module_level=True)
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "paper"
+SERVER = [sys.executable, "-c", "import sys; from pytest_patchwrite.cli import main; sys.exit(main(sys.argv[1:]))"]
+TOOLS = {"list_manuscripts", "read_numbered", "apply_edit", "check", "diff"}
+
+
+def _env() -> dict[str, str]:
+    env = {"PYTHONPATH": str(REPO), "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}
+    env.update({k: v for k, v in os.environ.items() if k.startswith("PATCHWRITE_")})
+    return env
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Path:
+    """Return a served directory holding a copy of the example paper (main.tex, sections/, refs.bib, results.json)."""
+    require_tool("pdflatex")
+    directory = tmp_path / "served"
+    shutil.copytree(EXAMPLE, directory)
+    return directory
+
+
+@asynccontextmanager
+async def session(directory: Path, errlog: Path | None = None) -> AsyncIterator[ClientSession]:
+    """Yield an initialized client session with `patchwrite mcp directory` (its stderr to `errlog`)."""
+    params = StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], "mcp", str(directory)], env=_env())
+    with open(errlog or os.devnull, "w") as err:
+        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            yield client
+
+
+def data(result: Any) -> dict[str, Any]:
+    """Return a successful tool result's structured content."""
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content is not None
+    # the text block carries the same object for clients that read only text
+    assert json.loads(result.content[0].text) == result.structured_content
+    return dict(result.structured_content)
+
+
+def error_text(result: Any) -> str:
+    """Return a tool error's one line (and fail if the call succeeded)."""
+    assert result.is_error, result.structured_content
+    text = result.content[0].text
+    assert "\n" not in text.strip() and "Traceback" not in text
+    return text
+
+
+def run(main: Any) -> Any:
+    return anyio.run(main)
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def fenced(start: int, end: int, *body: str) -> str:
+    return f"```EDIT {start} {end}\n" + "".join(f"{line}\n" for line in body) + "```\n"
+
+
+def test_tools_and_their_schemas(served: Path) -> None:
+    async def main() -> Any:
+        async with session(served) as client:
+            return (await client.list_tools()).tools
+
+    tools = {tool.name: tool for tool in run(main)}
+    assert set(tools) == TOOLS
+    apply = tools["apply_edit"]
+    assert apply.input_schema["required"] == ["path", "edit"]
+    assert set(apply.input_schema["properties"]) == {"path", "edit", "revision"}
+    # the grammar's rules and an example are in the description a model reads
+    assert "```EDIT N M" in apply.description and "DELETE N M" in apply.description
+    assert "stale_revision" in apply.description and "```EDIT 12 12" in apply.description
+    read = tools["read_numbered"].input_schema
+    assert read["required"] == ["path"]
+    assert {s["type"] for s in read["properties"]["start"]["anyOf"]} == {"integer", "null"}
+    assert tools["diff"].input_schema["required"] == ["path", "base"]
+    assert tools["list_manuscripts"].input_schema.get("required", []) == []
+    assert tools["read_numbered"].annotations.read_only_hint is True
+    assert tools["apply_edit"].annotations.read_only_hint is False
+    assert all(tool.description and tool.output_schema for tool in tools.values())
+
+
+def test_list_and_read_numbered(served: Path) -> None:
+    async def main() -> tuple[dict[str, Any], ...]:
+        async with session(served) as client:
+            listed = data(await client.call_tool("list_manuscripts", {}))
+            whole = data(await client.call_tool("read_numbered", {"path": "sections/intro.tex"}))
+            window = data(await client.call_tool("read_numbered", {"path": "main.tex", "start": 3, "end": 5}))
+            return listed, whole, window
+
+    listed, whole, window = run(main)
+    assert listed["manuscripts"] == [
+        {"root": "main.tex", "files": ["main.tex", "sections/intro.tex", "sections/results.tex"], "lines": 49}
+    ]
+    intro = served / "sections" / "intro.tex"
+    assert whole["text"] == number_lines(intro.read_text())
+    assert whole["revision"] == sha(intro)
+    assert (whole["start"], whole["end"], whole["total_lines"]) == (1, 6, 6)
+    assert "next_start" not in whole
+    lines = number_lines((served / "main.tex").read_text()).splitlines(keepends=True)
+    assert window["text"] == "".join(lines[2:5])
+    assert window["text"].startswith(" 3 | \\documentclass")
+    assert (window["start"], window["end"], window["next_start"]) == (3, 5, 6)
+
+
+def test_accepted_edit_changes_exactly_the_interval(served: Path) -> None:
+    intro = served / "sections" / "intro.tex"
+    before = intro.read_bytes().splitlines(keepends=True)
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with session(served) as client:
+            seen = data(await client.call_tool("read_numbered", {"path": "sections/intro.tex"}))
+            edit = fenced(3, 3, "Vision encoders are known to be sensitive to local corruptions~\\citep{smith2020}.")
+            args = {"path": "sections/intro.tex", "edit": edit, "revision": seen["revision"]}
+            return seen, data(await client.call_tool("apply_edit", args))
+
+    seen, result = run(main)
+    assert result["accepted"] is True and result["stage"] is None and result["reason"] is None
+    assert result["span"] == [3, 3] and result["violations"] == []
+    after = intro.read_bytes().splitlines(keepends=True)
+    assert after[:2] == before[:2] and after[3:] == before[3:]
+    assert after[2] == b"Vision encoders are known to be sensitive to local corruptions~\\citep{smith2020}.\n"
+    assert result["revision"] == sha(intro) != seen["revision"]
+    assert "3 | Vision encoders are known" in result["context"]["text"]
+    assert result["context"]["start"] == 1 and result["context"]["end"] == 6
+
+
+def test_rejections_at_each_stage_leave_the_bytes_and_say_why(served: Path) -> None:
+    results = served / "sections" / "results.tex"
+    before = results.read_bytes()
+    line3 = "Accuracy was 91.4\\% compared with the baseline 68.2\\%~\\citep{lee2019}."
+    candidates = {
+        "parse": "```EDIT 3 3\n```\n",
+        "compile": fenced(3, 3, line3.replace("91.4\\%", "$91.4\\%")),
+        "evidence": fenced(3, 3, line3.replace("\\citep{lee2019}", "\\citep{lee2019,fake2024}")),
+        "number": fenced(3, 3, line3.replace("91.4", "99.9")),
+    }
+
+    async def main() -> dict[str, dict[str, Any]]:
+        out = {}
+        async with session(served) as client:
+            for name, edit in candidates.items():
+                args = {"path": "sections/results.tex", "edit": edit}
+                out[name] = data(await client.call_tool("apply_edit", args))
+                assert results.read_bytes() == before, name
+        return out
+
+    out = run(main)
+    assert all(r["accepted"] is False and r["revision"] == sha(results) for r in out.values())
+    parse = out["parse"]
+    assert (parse["stage"], parse["reason"]) == ("parse", "empty_replacement")
+    assert "DELETE 3 3" in parse["violations"][0]["message"]
+    compile_ = out["compile"]
+    assert compile_["stage"] == "compile"
+    assert any(v["file"] == "sections/results.tex" and v["line"] == 3 for v in compile_["violations"])
+    assert "compile" in compile_["hint"]
+    evidence = out["evidence"]
+    assert (evidence["stage"], evidence["reason"]) == ("evidence", "unknown_cite:fake2024")
+    assert evidence["violations"][0]["line"] == 3 and evidence["violations"][0]["file"] == "sections/results.tex"
+    number = out["number"]
+    assert (number["stage"], number["reason"]) == ("evidence", "unattested_number:99.9\\%")
+
+
+def test_stale_revision_is_refused(served: Path) -> None:
+    intro = served / "sections" / "intro.tex"
+
+    async def main() -> dict[str, Any]:
+        async with session(served) as client:
+            seen = data(await client.call_tool("read_numbered", {"path": "sections/intro.tex"}))
+            # someone else changes the file after the agent read it
+            intro.write_bytes(intro.read_bytes().replace(b"sensitive", b"vulnerable"))
+            edit = fenced(4, 4, "The encoder uses 12 layers and a learned tokenizer, following the setup")
+            args = {"path": "sections/intro.tex", "edit": edit, "revision": seen["revision"]}
+            return data(await client.call_tool("apply_edit", args))
+
+    changed = intro.read_bytes()
+    result = run(main)
+    assert (result["accepted"], result["stage"], result["reason"]) == (False, None, "stale_revision")
+    assert intro.read_bytes() == changed.replace(b"sensitive", b"vulnerable")
+    assert result["revision"] == sha(intro)
+
+
+class Inotify:
+    """The kernel's record of every open of one file (Linux inotify through libc): proof that a file was not read."""
+
+    IN_OPEN, IN_ACCESS, IN_NONBLOCK = 0x20, 0x01, 0o4000
+
+    def __init__(self, path: Path) -> None:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        self.fd = libc.inotify_init1(self.IN_NONBLOCK)
+        assert self.fd >= 0, os.strerror(ctypes.get_errno())
+        assert libc.inotify_add_watch(self.fd, str(path).encode(), self.IN_OPEN | self.IN_ACCESS) >= 0
+
+    def events(self) -> int:
+        try:
+            return len(os.read(self.fd, 65536))
+        except BlockingIOError:
+            return 0
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def test_paths_outside_dir_are_refused_without_being_opened(served: Path) -> None:
+    secret = served.parent / "secret.tex"
+    secret.write_text("\\documentclass{article}\n\\begin{document}\nsecret\n\\end{document}\n")
+    (served / "link.tex").symlink_to(secret)
+    (served / ".hidden.tex").write_text("hidden\n")
+    watch = Inotify(secret)
+    calls = [
+        ("read_numbered", {"path": "../secret.tex"}),
+        ("read_numbered", {"path": str(secret)}),
+        ("read_numbered", {"path": "link.tex"}),
+        ("read_numbered", {"path": "sections/../../secret.tex"}),
+        ("apply_edit", {"path": "link.tex", "edit": fenced(3, 3, "changed")}),
+        ("check", {"path": "../secret.tex"}),
+        ("diff", {"path": "link.tex", "base": "HEAD"}),
+        ("read_numbered", {"path": ".hidden.tex"}),
+    ]
+
+    async def main() -> list[str]:
+        async with session(served) as client:
+            return [error_text(await client.call_tool(name, args)) for name, args in calls]
+
+    try:
+        errors = run(main)
+        assert watch.events() == 0  # nothing opened the file outside DIR
+        assert all("it is not read" in e for e in errors), errors
+        assert "secret" not in "".join(e.split(":", 2)[-1] for e in errors[:4]).replace("secret.tex", "")
+        secret.read_bytes()
+        assert watch.events() > 0  # the watch does see an open: the check above could fail
+    finally:
+        watch.close()
+    assert secret.read_text().count("secret") == 1
+
+
+def test_two_concurrent_edits_serialize_and_neither_is_lost(served: Path) -> None:
+    intro = served / "sections" / "intro.tex"
+    edits = {
+        3: "Vision encoders are sensitive to small local corruptions~\\citep{smith2020}.",
+        6: "held-out split; patch-level attacks were surveyed by \\citet{garcia2021}.",
+        5: "of \\citet{smith2020}. Section~\\ref{sec:results} reports the accuracy on the",
+    }
+
+    out: list[dict[str, Any]] = []
+
+    async def edit_line(client: ClientSession, line: int) -> None:
+        args = {"path": "sections/intro.tex", "edit": fenced(line, line, edits[line])}
+        out.append(data(await client.call_tool("apply_edit", args)))
+
+    async def one_client() -> list[dict[str, Any]]:
+        async with session(served) as client, anyio.create_task_group() as group:
+            group.start_soon(edit_line, client, 3)
+            group.start_soon(edit_line, client, 6)
+        return out[:]
+
+    async def own_session(line: int) -> None:
+        async with session(served) as client:
+            await edit_line(client, line)
+
+    async def two_clients() -> list[dict[str, Any]]:
+        out.clear()
+        async with anyio.create_task_group() as group:
+            group.start_soon(own_session, 5)
+            group.start_soon(own_session, 3)
+        return out
+
+    first = run(one_client)
+    assert [r["accepted"] for r in first] == [True, True]
+    lines = intro.read_text().splitlines()
+    assert lines[2] == edits[3] and lines[5] == edits[6]
+    # a second server process on the same file: the file lock orders them; line 3 is rewritten to itself
+    second = run(two_clients)
+    assert [r["accepted"] for r in second] == [True, True]
+    lines = intro.read_text().splitlines()
+    assert (lines[2], lines[4], lines[5]) == (edits[3], edits[5], edits[6])
+    assert len(lines) == 6
+
+
+CLIENT = """
+import sys, anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+async def main():
+    params = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:], env={env!r})
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+        await client.initialize()
+        print("calling", flush=True)
+        await client.call_tool("apply_edit", {{"path": "main.tex", "edit": {edit!r}}})
+        print("returned", flush=True)
+
+anyio.run(main)
+"""
+
+
+def _stat(pid: int | str) -> list[str] | None:
+    """Return the fields of /proc/PID/stat after the command name (state, ppid, ...), None when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def _children(pid: int) -> list[int]:
+    return [int(e) for e in os.listdir("/proc") if e.isdigit() and (f := _stat(e)) and int(f[1]) == pid]
+
+
+def _alive(pid: int) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
+
+
+def _locked_by_someone(path: Path) -> bool:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops our lock at once
+    return False
+
+
+def test_a_client_killed_mid_edit_leaves_a_whole_file(served: Path, tmp_path: Path) -> None:
+    main_tex = served / "main.tex"
+    before = main_tex.read_bytes()
+    # a candidate that keeps TeX busy for seconds, so the kill lands while the server holds the file lock
+    slow = "\\newcount\\pwloop \\loop\\advance\\pwloop by 1 \\ifnum\\pwloop<6000000 \\repeat"
+    edit = fenced(13, 13, "\\maketitle", slow)
+    script = tmp_path / "client.py"
+    script.write_text(CLIENT.format(env=_env(), edit=edit))
+    client = subprocess.Popen([sys.executable, str(script), *SERVER, "mcp", str(served)], stdout=subprocess.PIPE,
+                              text=True, env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
+    server = None
+    try:
+        assert client.stdout is not None and client.stdout.readline().strip() == "calling"
+        deadline = time.monotonic() + 300  # a bound on waiting, not a timing assertion
+        while not _locked_by_someone(main_tex):
+            assert client.poll() is None and time.monotonic() < deadline, "the edit never took the file lock"
+            time.sleep(0.01)
+        (server,) = _children(client.pid)
+        client.send_signal(signal.SIGKILL)
+        client.wait()
+        while _alive(server):  # the server finishes the edit it started, then sees its stdin closed
+            assert time.monotonic() < deadline, "the server did not exit after its client died"
+            time.sleep(0.05)
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+        if server is not None and _alive(server):
+            os.kill(server, signal.SIGKILL)
+        if client.stdout is not None:
+            client.stdout.close()
+    after = main_tex.read_bytes()
+    candidate = before.replace(b"\\maketitle\n", f"\\maketitle\n{slow}\n".encode(), 1)
+    assert after in (before, candidate)
+    assert not _locked_by_someone(main_tex)
+    assert not [p for p in served.iterdir() if p.name.startswith(".") or p.suffix == ".tmp"]
+
+
+def test_the_server_survives_tool_errors_and_serves_the_next_call(served: Path, tmp_path: Path) -> None:
+    errlog = tmp_path / "server-stderr.txt"
+    (served / "binary.tex").write_bytes(b"\\documentclass{article}\xff\n")
+
+    async def main() -> tuple[list[str], dict[str, Any]]:
+        async with session(served, errlog) as client:
+            errors = [
+                error_text(await client.call_tool("read_numbered", {"path": "missing.tex"})),
+                error_text(await client.call_tool("read_numbered", {"path": "main.tex", "start": 0})),
+                error_text(await client.call_tool("read_numbered", {"path": "main.tex", "start": 999})),
+                error_text(await client.call_tool("read_numbered", {"path": "binary.tex"})),
+                error_text(await client.call_tool("apply_edit", {"path": "results.json", "edit": fenced(1, 1, "{")})),
+                error_text(await client.call_tool("apply_edit", {"path": "main.tex", "edit": "  "})),
+                error_text(await client.call_tool("apply_edit", {"path": "main.tex", "edit": "x", "revision": "1"})),
+                error_text(await client.call_tool("diff", {"path": "main.tex", "base": "--output=/tmp/x"})),
+                error_text(await client.call_tool("no_such_tool", {})),
+            ]
+            return errors, data(await client.call_tool("read_numbered", {"path": "main.tex", "end": 2}))
+
+    errors, after = run(main)
+    assert "missing.tex: no such file" in errors[0]
+    assert "invalid arguments: start: Input should be greater than or equal to 1" in errors[1]
+    assert "start 999 is outside the file's lines 1..25" in errors[2]
+    assert "binary.tex:1: not valid UTF-8" in errors[3]
+    assert "results.json: is not a .tex file of a manuscript" in errors[4]
+    assert "the edit is empty" in errors[5] and "DELETE N M" in errors[5]
+    assert "64-hex-digit" in errors[6]
+    assert "is not a git revision name" in errors[7]
+    assert after["text"].startswith(" 1 | % !TEX program = pdflatex")
+    assert "Traceback" not in errlog.read_text()
+    assert not Path("/tmp/x").exists() or Path("/tmp/x").stat().st_mtime < time.time() - 3600
+
+
+def test_check_and_diff(served: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(served)], check=True)
+    git = ["git", "-C", str(served), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "paper"], check=True)
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        async with session(served) as client:
+            checked = data(await client.call_tool("check", {"path": "sections/intro.tex"}))
+            edit = fenced(4, 4, "The encoder uses 16 layers and a frozen tokenizer, following the setup")
+            applied = data(await client.call_tool("apply_edit", {"path": "sections/intro.tex", "edit": edit}))
+            diffed = data(await client.call_tool("diff", {"path": "main.tex", "base": "HEAD"}))
+            return checked, applied, diffed
+
+    checked, applied, diffed = run(main)
+    (manuscript,) = checked["manuscripts"]
+    assert manuscript["path"] == "main.tex" and checked["ok"] is True
+    assert set(manuscript["gates"]) == {"compile", "citations", "numbers", "placeholders"}
+    assert all(gate["ok"] for gate in manuscript["gates"].values())
+    assert applied["accepted"] is True  # an integer: not empirical under the default number policy
+    assert diffed["base"] == "HEAD" and diffed["numeric_jaccard"] < 1.0
+    moved = {(c["token"], c["file"]) for c in diffed["changes"]}
+    assert ("16", "sections/intro.tex") in moved or ("12", "sections/intro.tex") in moved
+
+
+def test_project_settings_are_read_as_data_and_conftest_is_not_loaded(served: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "conftest-ran"
+    (served / "pyproject.toml").write_text('[tool.pytest.ini_options]\npatchwrite_max_span = "2"\n')
+    (served / "conftest.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+
+    async def main() -> dict[str, Any]:
+        async with session(served) as client:
+            edit = fenced(3, 5, "a", "b", "c")
+            return data(await client.call_tool("apply_edit", {"path": "sections/intro.tex", "edit": edit}))
+
+    result = run(main)
+    assert (result["stage"], result["reason"]) == ("parse", "span_too_long")
+    assert not marker.exists()
+
+
+def test_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run([*SERVER, "mcp", str(tmp_path / "nope")], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "not a directory" in done.stderr
+
+
+def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
+    from pytest_patchwrite.errors import InputError
+    from pytest_patchwrite.mcpserver import _require_sdk
+
+    def absent(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", absent)
+    with pytest.raises(InputError, match=r"pip install 'pytest-patchwrite\[mcp\]'"):
+        _require_sdk()
