@@ -101,6 +101,12 @@ ENTRIES: tuple[Kind, ...] = (
         "A bare `EDIT N M` body holds a ```` ``` ```` line, which would be written into the file.",
         "Put the replacement in one fence right after the header.",
     ),
+    _edit(
+        "stale_revision",
+        "An edit sent with a `revision` (the sha256 the MCP server's `read_numbered` returned, or "
+        "`try_patch(..., revision=)`) other than the file's bytes now: someone changed the file since it was read.",
+        "Read the file again (`read_numbered`) and write the edit against the lines it shows now.",
+    ),
     _tex(
         "undefined_control_sequence",
         "The engine met a command nobody defined (`! Undefined control sequence.`); the token is the command.",
