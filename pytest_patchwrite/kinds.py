@@ -190,6 +190,12 @@ ENTRIES: tuple[Kind, ...] = (
         "Check that the document typesets something.",
     ),
     _tex(
+        "engine_exit",
+        "The engine exited with a non-zero status (it counted an error) while its log shows no error line "
+        "the parser could locate: e.g. xdvipdfmx failing under xelatex (`Error 256 (driver return code)`).",
+        "Run the engine on the document and read the end of its log.",
+    ),
+    _tex(
         "forced_fail",
         "`\\errmessage{patchwrite-forced-fail}`: the stress harness's `patchwrite_nocompile` candidate.",
         "Remove the line.",

@@ -173,7 +173,9 @@ def _bwrap_args(
             args += ["--symlink", target, link]
         elif os.path.isdir(link):
             args += ["--ro-bind", link, link]
-    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+    # no /proc: with `openin_any=r` (so system probes such as `\IfFileExists{/dev/null}` answer as under
+    # latexmk) it would hand a manuscript the host's mounts and kernel command line; no TeX tool needs it
+    args += ["--dev", "/dev", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     args += ["--dir", _HOME]
     if fonts is not None:
         args += ["--bind", str(fonts.var), f"{_HOME}/texmf-var"]
@@ -406,7 +408,10 @@ def _command(
         argv[1:1] = ["--info-fd", str(info_fd)]
     if status_fd is not None:
         argv[1:1] = ["--json-status-fd", str(status_fd)]
-    env = tex_env(extra_env)
+    # confined, an absolute name can only reach the TeX trees, the fonts, /dev and the copy, so kpathsea may
+    # open it: `\IfFileExists{/dev/null}` (a CJK class's system probe) is true, `/System/...` false, as
+    # under latexmk; dot-files stay refused. Unconfined runs keep the paranoid `p`.
+    env = tex_env({"openin_any": "r", **(extra_env or {})})
     root = _tex_live_root(path)
     if root is not None:  # a TeX Live outside /usr (/opt/texlive, ~/texlive): visible read-only
         argv += ["--ro-bind", str(root), str(root)]

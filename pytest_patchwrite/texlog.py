@@ -9,7 +9,7 @@ keeps it even with `-file-line-error`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 FATAL, ERROR, WARNING = "fatal", "error", "warning"
@@ -91,12 +91,25 @@ def _join_package_continuations(lines: list[str]) -> list[str]:
     return out
 
 
-class _FileStack:
-    """The files TeX has open, tracked from `(path` and `)` in the log."""
+def _names_pattern(read: Collection[str]) -> re.Pattern[str] | None:
+    """Return a pattern matching any of the file names the engine opened (longest first), or None."""
+    if not read:
+        return None
+    alternatives = "|".join(re.escape(name) for name in sorted(set(read), key=len, reverse=True))
+    return re.compile(f"(?:{alternatives})")
 
-    def __init__(self, default: str) -> None:
+
+class _FileStack:
+    """The files TeX has open, tracked from `(path` and `)` in the log.
+
+    `names` matches the names the engine opened (its `.fls`): a name with a space or without an
+    extension is still one file; without it a name needs an extension and no space.
+    """
+
+    def __init__(self, default: str, names: re.Pattern[str] | None = None) -> None:
         self.stack: list[str | None] = []
         self.default = default
+        self.names = names
 
     @property
     def current(self) -> str:
@@ -110,6 +123,11 @@ class _FileStack:
         while i < len(line):
             ch = line[i]
             if ch == "(":
+                known = self.names.match(line, i + 1) if self.names is not None else None
+                if known and (known.end() == len(line) or line[known.end()] in " \t()"):
+                    self.stack.append(known.group(0))
+                    i = known.end()
+                    continue
                 match = _FILE_OPEN.match(line, i)
                 if match:
                     self.stack.append(match.group("path"))
@@ -121,24 +139,51 @@ class _FileStack:
             i += 1
 
 
-def parse_tex_log(text: str, root: str = "", is_source: Callable[[str], bool] | None = None) -> list[LogMessage]:
+def _file_line(
+    line: str, read: Collection[str], is_source: Callable[[str], bool] | None
+) -> tuple[str, int, str] | None:
+    """Return (file, line, message) of a `file:line: message` error line, or None.
+
+    The file is one the engine opened (`read`, its `.fls` names), whatever its extension or
+    spacing (`./my part.txt:3: ...`), or a TeX-ish name `is_source` accepts.
+    """
+    if read:
+        for colon in _LINE_NUMBER.finditer(line):
+            if line[: colon.start()] in read:
+                return line[: colon.start()], int(colon.group(1)), line[colon.end() :].strip()
+    flm = _FILE_LINE.match(line)
+    if flm and (is_source is None or is_source(flm.group("file"))):
+        return flm.group("file"), int(flm.group("line")), flm.group("msg").strip()
+    return None
+
+
+_LINE_NUMBER = re.compile(r":(\d+): ")
+
+
+def parse_tex_log(
+    text: str,
+    root: str = "",
+    is_source: Callable[[str], bool] | None = None,
+    read: Collection[str] = (),
+) -> list[LogMessage]:
     """Return the errors, fatal markers and kept warnings of a TeX log, located where it says.
 
-    `is_source(path)` tells whether a `path:line:` prefix names a real file; without it
-    every such prefix counts (a `\\typeout` of `./x.tex:3: ...` would then look like an error).
+    `read`: the names the engine opened, as its `-recorder` `.fls` lists them; a `name:line:` prefix
+    naming one of them is an error line, whatever the name. `is_source(path)` tells whether any other
+    TeX-ish `path:line:` prefix names a real file; without it every such prefix counts (a `\\typeout`
+    of `./x.tex:3: ...` would then look like an error).
     """
     lines = _join_package_continuations(text.splitlines())
-    files = _FileStack(root)
+    read = frozenset(read)
+    files = _FileStack(root, _names_pattern(read))
     messages: list[LogMessage] = []
     i = 0
     while i < len(lines):
         line = lines[i]
-        flm = _FILE_LINE.match(line)
-        if flm and is_source is not None and not is_source(flm.group("file")):
-            flm = None
+        flm = _file_line(line, read, is_source) if ":" in line else None
         if flm or line.startswith("! ") or line.startswith("!pdfTeX error") or line.startswith("!  ==> Fatal"):
             if flm:
-                file, lineno, body = flm.group("file"), int(flm.group("line")), flm.group("msg").strip()
+                file, lineno, body = flm
             else:
                 file, lineno, body = files.current, 0, line.lstrip("!").strip()
             kind = _error_kind(body)
@@ -153,7 +198,7 @@ def parse_tex_log(text: str, root: str = "", is_source: Callable[[str], bool] | 
                         names = _CS.findall(ctx.group("text"))
                         token = names[-1] if names else ""
                     break
-                if lines[j].startswith("! ") or _FILE_LINE.match(lines[j]):
+                if lines[j].startswith("! ") or _file_line(lines[j], read, is_source):
                     break
             if kind == "unclosed_environment":
                 env = re.search(r"\\begin\{([^}]*)\}", body)
@@ -294,3 +339,25 @@ def parse_blg(text: str) -> list[LogMessage]:
 
 def _basename(path: str) -> str:
     return re.sub(r"_\d+\.utf8$", "", path.replace("\\", "/").rsplit("/", 1)[-1])
+
+
+@dataclass(frozen=True)
+class Recording:
+    """What the engine's `-recorder` file (`.fls`) says it opened, names as it wrote them, first-seen order."""
+
+    pwd: str = ""
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+
+
+def parse_fls(text: str) -> Recording:
+    """Return the working directory and the files read and written that a `.fls` lists."""
+    pwd = ""
+    seen: dict[str, dict[str, None]] = {"INPUT": {}, "OUTPUT": {}}
+    for line in text.splitlines():
+        kind, _, name = line.partition(" ")
+        if kind == "PWD":
+            pwd = name
+        elif kind in seen and name:
+            seen[kind].setdefault(name, None)
+    return Recording(pwd, tuple(seen["INPUT"]), tuple(seen["OUTPUT"]))

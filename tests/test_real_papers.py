@@ -265,6 +265,26 @@ PAPERS += [
     ),
 ]
 
+# a class that detects the system the way CJK thesis templates do (ustcthesis: `\IfFileExists{/dev/null}`
+# means not Windows; a macOS font file means macOS)
+PROBING_CLASS = r"""\NeedsTeXFormat{LaTeX2e}
+\ProvidesClass{probing}[2024/01/01 a class that probes the system]
+\LoadClass{article}
+\IfFileExists{/dev/null}{\def\probing@os{unix}}{\ClassError{probing}{Windows: font SimSun is missing}{}}
+\IfFileExists{/System/Library/Fonts/Menlo.ttc}{\ClassError{probing}{macOS: font PingFang is missing}{}}{}
+"""
+
+PAPERS += [
+    Paper(
+        "class_probing_dev_null",
+        {
+            "main.tex": "\\documentclass{probing}\n\\begin{document}\nHello.\n\\end{document}\n",
+            "probing.cls": PROBING_CLASS,
+        },
+        {"compile": set(), "citations": set(), "placeholders": set()},
+    ),
+]
+
 
 def _write(directory: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():

@@ -49,6 +49,14 @@ def read_back(path: str) -> str:
     )
 
 
+def read_all(path: str) -> str:
+    """Return TeX that reads every line of `path` and reports each as an error (so the JSON output shows it)."""
+    return (
+        f"\\newread\\ra\\openin\\ra={path} \\def\\rl{{{{\\ifeof\\ra\\else\\read\\ra to\\xx "
+        "\\errmessage{{LEAK:\\meaning\\xx}}\\expandafter\\rl\\fi}}\\rl\\closein\\ra "
+    )
+
+
 @dataclass
 class Attack:
     """One vector: the files of `paper/` (formatted with {secret}, {home}, {outside}) and how it is run."""
@@ -93,6 +101,14 @@ ATTACKS = [
     Attack("kpathsea-home", {"main.tex": doc(read_back("$HOME/canary.tex"))}),
     Attack("proc-environ", {"main.tex": doc(read_back("${{X}}/proc/self/environ"))}),
     Attack("proc-parent-environ", {"main.tex": doc(read_back("${{X}}/proc/1/environ"))}),
+    # the host path of the job directory (under a TMPDIR named with the canary) is in the mount table;
+    # `openin_any=r` lets a plain name open it, so no /proc is mounted at all
+    Attack(
+        "proc-mountinfo",
+        {"main.tex": doc(read_all("/proc/self/mountinfo") + read_all("${{X}}/proc/self/mountinfo"))},
+        setup=lambda base: (base.parent / f"tmp{CANARY}").mkdir(exist_ok=True),
+        env={"TMPDIR": "{base}/../tmp" + CANARY},  # outside the snapshot of `base`
+    ),
     Attack(
         "xelatex-kpathsea",
         {"main.tex": doc(read_back("${{X}}{secret}/canary.tex"), magic="% !TEX program = xelatex\n")},
@@ -359,7 +375,8 @@ def _world(base: Path, attack: Attack, port: int) -> tuple[Path, dict[str, str]]
     if attack.setup:
         attack.setup(base)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PATCHWRITE_NO_SANDBOX")}
-    env.update(HOME=str(home), PATCHWRITE_CANARY=CANARY, GITHUB_TOKEN=CANARY, X="", **attack.env)
+    env.update(HOME=str(home), PATCHWRITE_CANARY=CANARY, GITHUB_TOKEN=CANARY, X="")
+    env.update({name: value.format(base=base) for name, value in attack.env.items()})
     assert root is not None
     return root, env
 

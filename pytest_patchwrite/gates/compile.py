@@ -22,9 +22,9 @@ from ..manuscript import (
 from ..model import WARNING, GateResult, PatchContext, Violation, failing
 from ..paths import Boundary
 from ..pdftext import pdf_text
-from ..texlog import ERROR, FATAL, LogMessage, needs_rerun, parse_blg, parse_tex_log
+from ..texlog import ERROR, FATAL, LogMessage, Recording, needs_rerun, parse_blg, parse_tex_log
 from ..transaction import read_text
-from . import fontcache, outcomes, verdicts, warm
+from . import fontcache, outcomes, record, verdicts, warm
 from .rerun import aux_state, bib_input, failed, read_log, settling
 from .verdicts import default_cache_dir
 
@@ -62,6 +62,11 @@ class CompileReport:
     unsettled: bool = False
     cached: bool = False
     pdf_text: str | None = None  # the PDF's text, when asked for (`extract_text`) and the compile passed
+    exit_code: int | None = None  # the last engine run's exit status (None: it never ended by itself)
+    # the engine's record (gates.record), paths relative to the root's directory: the manuscript's files the
+    # last run read (its .fls) and the bibliographies bibtex/biber were asked to read (\bibdata, the .bcf)
+    inputs: list[str] = field(default_factory=list)
+    bibliographies: list[str] = field(default_factory=list)
     start: str = "cold"  # cold, or how a warm start went (see gates.warm.Start)
     messages: list[LogMessage] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
@@ -127,6 +132,7 @@ class CompileGate:
         self.cache_hits = 0
         self._fonts: sandbox.FontDirs | None = None  # the current compile's (fontcache)
         self._stop = ""  # what stopped the last tool run: a sandbox limit or "timeout" (gates.outcomes)
+        self._outcome: sandbox.Outcome | None = None  # how the last tool run ended
 
     # -- the Gate protocol ------------------------------------------------------------
     def check(self, text: str, context: PatchContext) -> GateResult:
@@ -233,17 +239,20 @@ class CompileGate:
         bibliography tool last read (its .aux lines or the .bcf): None on a cold start, else the kept state's.
         """
         deadline = time.monotonic() + self.timeout
-        options = ["-interaction=nonstopmode", "-file-line-error", "-no-shell-escape", f"-jobname={job}"]
+        options = ["-interaction=nonstopmode", "-file-line-error", "-no-shell-escape", "-recorder", f"-jobname={job}"]
         report = CompileReport(ok=False, engine=engine, start=start.kind)
         messages: list[LogMessage] = []
+        recorded = Recording()
         while True:
             before = aux_state(work) if self.resolve else {}  # one pass reads nothing back
             if not self._call(engine, options, [entry], work, deadline, work / f"{job}.log"):
                 self._stopped(report)
                 break
             report.runs += 1
+            report.exit_code = self._outcome.returncode if self._outcome is not None else None
             log = read_log(work / f"{job}.log")
-            messages = parse_tex_log(log, entry, lambda f: (work / f).is_file() or Path(f).is_file())
+            recorded = record.recording(work, job)
+            messages = parse_tex_log(log, entry, lambda f: (work / f).is_file() or Path(f).is_file(), recorded.inputs)
             if start.seeded and report.runs == 1 and start.shows_state(messages, work):
                 start.kind = "fallback"
                 return report
@@ -276,6 +285,8 @@ class CompileGate:
                 report.start = start.kind = "warm+"
         if start.seeded and (report.unsettled or report.timed_out or report.limit):
             start.kind = "fallback"  # a cold check's cap and deadline count from an empty state
+        report.inputs = [root.name if rel == entry else rel for rel in record.tree_inputs(recorded, work, job)]
+        report.bibliographies = record.bibliographies(work, job, self._bib_tool(work, job))
         pdf = work / f"{job}.pdf"
         report.pdf_bytes = pdf.stat().st_size if pdf.exists() else 0
         report.messages = [_relocate(m, work, root.parent, {entry: root.name, JOB: root.name}) for m in messages]
@@ -314,12 +325,11 @@ class CompileGate:
             raise EngineMissing(f"{tool} is not installed (Debian package {PACKAGE_OF.get(tool, tool)})")
         tree = sandbox.owning_job_directory(work) or work
         confined = not self.trusted and sandbox.available()
-        # a mirrored shared bibliography sits above the paper: `../` must open, and inside the sandbox only the
-        # mirror is there to open (kpathsea's paranoid mode refuses `..`)
-        extra = {"openin_any": "r"} if confined and tree != work else None
+        # confined, kpathsea opens `../` and absolute names (the sandbox holds nothing else to open; sandbox.py)
         oom_before = envfaults.oom_kills()
         outcome = sandbox.run(tool, options, operands, tree, cwd=work, deadline=deadline, limits=self.limits,
-                              confined=confined, extra_env=extra, fonts=self._fonts)  # fmt: skip
+                              confined=confined, fonts=self._fonts)  # fmt: skip
+        self._outcome = outcome
         self._stop = outcomes.judge(tool, outcome, self.limits, tree, log, oom_before)
         return not self._stop
 
@@ -365,7 +375,10 @@ def _relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[s
                 candidate = Path(os.path.relpath(candidate, cwd))
                 break
         else:
-            return message  # a system file such as article.cls
+            # a file outside the copy (a class of the TeX tree): the error is the manuscript's, shown at its root
+            where = f"{file}:{message.line}" if message.line else file
+            return LogMessage(message.severity, message.kind, f"{message.message} (in {where})", str(source_dir /
+                              renamed.get(JOB, file)), 0, message.token)  # fmt: skip
     candidate = Path(os.path.normpath(candidate))
     line, text = message.line, message.message
     if str(candidate) in renamed:
@@ -401,6 +414,10 @@ def _violations(
         violations.append(Violation(m.kind, m.file, m.line, m.token, msg, severity=WARNING))
     if not failing(violations) and report.pdf_bytes <= 64:
         violations.append(Violation("no_pdf", str(root), 0, "", "the engine wrote no PDF (or an empty one)"))
+    if not failing(violations) and report.exit_code not in (0, None):
+        # the engine's own verdict: it counted an error the log parser did not locate
+        msg = f"{report.engine} exited with status {report.exit_code}: it met an error (see its log)"
+        violations.append(Violation("engine_exit", str(root), 0, "", msg))
     if not failing(violations) and report.unsettled:
         msg = (
             f"the auxiliary files still changed after {max_runs} {report.engine} runs (cross-references that "
