@@ -270,13 +270,6 @@ def _change_lines(result: GateResult | dict[str, Any], config: pytest.Config) ->
     return lines
 
 
-def _annotation(violation: dict[str, Any], base: Path) -> str:
-    file = display_path(violation["file"], base)
-    message = f"{violation['kind']} {violation['token']} {violation['message']}".replace("%", "%25")
-    message = message.replace("\r", "%0D").replace("\n", "%0A")
-    return f"::error file={file},line={violation['line']}::{message}"
-
-
 def _reason(report: pytest.TestReport) -> str:
     """Return a skip's reason or the first line of a failure, '' for a pass."""
     if report.passed:
@@ -378,7 +371,7 @@ class Recorder:
                     terminalreporter.write_line(line)
         if settings.annotations:
             lines = [
-                _annotation(violation, base_dir)
+                stepsummary.annotation(violation, base_dir)
                 for gates in self.verdicts.values()
                 for data in gates.values()
                 for violation in data["result"]["violations"]

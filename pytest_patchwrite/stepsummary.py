@@ -96,3 +96,19 @@ def _manuscript_section(items: Mapping[str, tuple[str, str]], results: Mapping[s
         if len(rows) > MAX_ROWS:
             table.append(f"| … | | | and {len(rows) - MAX_ROWS} more violation(s) |")
     return notes + ([""] if notes and table else []) + table
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def annotation(violation: Mapping[str, Any], base: Path) -> str:
+    """Return a violation (its JSON object) as a GitHub Actions workflow command: `::error file=F,line=N::text`
+    (`::warning` for a warning), escaped as GitHub's toolkit escapes data and properties."""
+    file = display_path(violation["file"], base) if violation.get("file") else ""
+    file = _escape_data(file).replace(":", "%3A").replace(",", "%2C")
+    text = " ".join(str(violation.get(k) or "") for k in ("kind", "token", "message") if violation.get(k))
+    level = "warning" if violation.get("severity") == "warning" else "error"
+    line = int(violation.get("line") or 0)
+    where = (f" file={file}" + (f",line={line}" if line >= 1 else "")) if file else ""
+    return f"::{level}{where}::{_escape_data(text)}"
