@@ -309,6 +309,17 @@ ENTRIES: tuple[Kind, ...] = (
         _NO_NUMBER,
     ),
     Kind(
+        "cited_number",
+        "numbers",
+        "warning",
+        "In `check`, an empirical number no declared log attests, in a sentence that cites other work (a "
+        "`\\cite`-family command in the same sentence, or the same table row) and prints no number the log attests: "
+        "it reports the cited work's result. A number an edit (`apply`, `try_patch`, the fixtures) or a pull request "
+        "(the `diff` item) adds is `unattested_number` (an error) whatever its sentence cites.",
+        "Nothing, if the number is the cited work's; if it is this paper's, add it to a declared log.",
+        _NO_NUMBER,
+    ),
+    Kind(
         "placeholder",
         "placeholders",
         "error",

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
+from .sentences import boundaries, sentence_of
 from .texnumbers import NUMBER, in_name, number_value, quiet_ranges, range_percent, si_numbers
 
 VERBATIM_ENVS = ("verbatim", "verbatim*", "Verbatim", "lstlisting", "minted", "comment", "alltt", "filecontents",
@@ -117,6 +118,7 @@ class Number:
     siunitx: bool = False
     start: int = -1  # offset of the token in its file's text (anchors and table cells of bindings)
     end: int = -1
+    sentence: int = -1  # index of its sentence in the file (sentences.py); -1: not known
 
 
 @dataclass
@@ -129,6 +131,7 @@ class Scan:
     bibitems: list[tuple[str, int]] = field(default_factory=list)
     bibliographies: list[tuple[str, int]] = field(default_factory=list)
     suppressed: dict[int, set[str]] = field(default_factory=dict)
+    cited_sentences: dict[int, list[str]] = field(default_factory=dict)  # sentence index -> keys cited in it
 
     def is_suppressed(self, line: int, what: str) -> bool:
         """Return whether `% patchwrite: ignore [what]` covers `line`."""
@@ -421,6 +424,7 @@ def scan(text: str, file: str = "", false_ifs: frozenset[str] = frozenset()) -> 
         return bisect.bisect_right(line_starts, pos)
 
     result.suppressed = suppressions(comments)
+    ends = boundaries(masked)
 
     for m in _CS.finditer(masked):
         name = m.group(1)
@@ -437,6 +441,8 @@ def scan(text: str, file: str = "", false_ifs: frozenset[str] = frozenset()) -> 
                     if key:
                         offset = start + masked[start:end].find(key)
                         result.citations.append(Citation(key, base, file, line_of(offset)))
+                        if base != "nocite":  # \nocite prints nothing
+                            result.cited_sentences.setdefault(sentence_of(ends, m.start()), []).append(key)
         elif base == "bibitem":
             args = [a for a in command_args(masked, m.end(), limit=1) if a[0] == "{"]
             if args:
@@ -448,12 +454,17 @@ def scan(text: str, file: str = "", false_ifs: frozenset[str] = frozenset()) -> 
                     if name_.strip():
                         result.bibliographies.append((name_.strip(), line_of(m.start())))
 
-    result.numbers = _numbers(masked, file, typeset, line_of)
+    result.numbers = _numbers(masked, file, typeset, line_of, ends)
     return result
 
 
-def _numbers(masked: str, file: str, typeset: Callable[[int], bool], line_of: Callable[[int], int]) -> list[Number]:
-    """Return the numbers a masked text prints, in text order (texnumbers.py: how each one reads)."""
+def _numbers(
+    masked: str, file: str, typeset: Callable[[int], bool], line_of: Callable[[int], int], ends: list[int]
+) -> list[Number]:
+    """Return the numbers a masked text prints, in text order (texnumbers.py: how each one reads).
+
+    `ends`: where its sentences end (sentences.py), so each number knows its sentence.
+    """
     ranges, siunitx = _structural_ranges(masked)
     skip = _merge(ranges + quiet_ranges(masked) + [(s, e) for s, e, _ in siunitx])
     starts = [r[0] for r in skip]
@@ -483,13 +494,18 @@ def _numbers(masked: str, file: str, typeset: Callable[[int], bool], line_of: Ca
         value, decimals = parsed
         text = m.group(0).strip()
         end = m.start() + len(text)
-        found.append(Number(text, value, decimals, bool(m.group("pct")), file, line_of(pos), False, m.start(), end))
+        sentence = sentence_of(ends, pos)
+        found.append(
+            Number(text, value, decimals, bool(m.group("pct")), file, line_of(pos), False, m.start(), end, sentence)
+        )
     structural_starts = [r[0] for r in ranges]
     for start, end, percent in siunitx:
         if _inside(ranges, structural_starts, start) or not typeset(start):
             continue
         for a, b, value, decimals in si_numbers(masked, start, end):
-            found.append(Number(masked[a:b], value, decimals, percent, file, line_of(a), True, a, b))
+            found.append(
+                Number(masked[a:b], value, decimals, percent, file, line_of(a), True, a, b, sentence_of(ends, a))
+            )
     found.sort(key=lambda n: n.start)
     for i in range_percent(masked, [(n.start, n.end, n.percent) for n in found]):
         found[i] = replace(found[i], percent=True)

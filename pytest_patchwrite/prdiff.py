@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .gates.evidence import EvidenceConfig, EvidenceReport, evaluate
+from .gates.evidence import EvidenceConfig, EvidenceReport, as_added, evaluate
 from .gates.headrules import line_opcodes, settings_changes
 from .latex import scan
 from .manuscript import load_manuscript
@@ -62,6 +62,9 @@ class GitBase:
         rel = self.renames.get(rel, rel)
         shown = _git(self.top, "show", f"{self.rev}:{rel}")
         return shown.stdout if shown.returncode == 0 else None
+
+
+ADDED_NUMBER_KINDS = ("added_number", "moved_number")
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
@@ -143,7 +146,13 @@ def diff_manuscript(
                 message = f"a hunk of {max(i2 - i1, j2 - j1)} lines ({span}); at most {max_hunk} allowed"
                 failures.append(Violation("hunk_too_long", str(path), anchor, "", message))
             changes.extend(_moves(path, old_tokens, new_tokens, (i1, i2, j1, j2), anchor, evidence, numbers_at))
-        failures.extend(v for v in lock_failures if Path(v.file) == path and v.line in changed_lines)
+        # a number the change brings in is judged as added: a \cite in its sentence does not attest it
+        brought = {(c.line, c.token) for c in changes if c.file == str(path) and c.kind in ADDED_NUMBER_KINDS}
+        failures.extend(
+            as_added(v) if (v.line, v.token) in brought else v
+            for v in lock_failures
+            if Path(v.file) == path and v.line in changed_lines
+        )
     numbers = round(jaccard({t for k, t in all_old if k == "number"}, {t for k, t in all_new if k == "number"}), 4)
     cites = round(jaccard({t for k, t in all_old if k == "cite"}, {t for k, t in all_new if k == "cite"}), 4)
     return DiffReport(changes, failures, numbers, cites, new_manuscript)

@@ -92,7 +92,7 @@ def quiet_ranges(masked: str) -> list[tuple[int, int]]:
     scripts = [m for m in _SCRIPT.finditer(masked)]
     if not scripts:
         return found
-    closes = _closing_braces(masked)
+    closes = closing_braces(masked)
     for m in scripts:
         j = m.end()
         if j < len(masked) and masked[j] == "{":
@@ -103,7 +103,7 @@ def quiet_ranges(masked: str) -> list[tuple[int, int]]:
     return found
 
 
-def _closing_braces(masked: str) -> dict[int, int]:
+def closing_braces(masked: str) -> dict[int, int]:
     """Return, for each `{` that closes, the position of its `}` (one linear pass, escapes skipped)."""
     pairs: dict[int, int] = {}
     stack: list[int] = []

@@ -49,7 +49,8 @@ LOG = {"acc": 0.91437, "baseline": 68.2, "layers": 12, "lr": "3e-4", "runs": [{"
 CASES = [
     ("Accuracy 91.4\\% vs 68.2\\% \\cite{smith2020,lee2019}.", {}, []),
     ("Accuracy 91.44 and 0.914 and 91\\%.", {}, []),
-    ("Accuracy 99.9\\% \\cite{smith2020}.", {}, [("unattested_number", 4, "99.9\\%")]),
+    ("Accuracy 99.9\\% \\cite{smith2020}.", {}, [("cited_number", 4, "99.9\\%")]),  # the cited work's number
+    ("Accuracy 99.9\\% (ours).", {}, [("unattested_number", 4, "99.9\\%")]),
     ("F1 was 88.12 and lr 0.0003.", {}, []),
     ("We use 16 layers.", {}, []),
     ("We use 16 layers.", {"numbers": "all"}, [("unattested_number", 4, "16")]),

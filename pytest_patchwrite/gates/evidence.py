@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..bib import Bibliography, load_bibliography, resolve_bib
@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..explog import EvidenceLog, load_logs
 from ..latex import Scan, false_conditionals, scan
 from ..manuscript import Manuscript, bib_backend, load_manuscript, magic_comments
-from ..model import WARNING, GateResult, PatchContext, Violation
+from ..model import ERROR, WARNING, GateResult, PatchContext, Violation
 from ..numeric import parse_number
 from ..paths import Boundary, OutsideTree
 from ..placeholders import find as find_placeholders
@@ -20,6 +20,7 @@ from ..placeholders import seen_in
 from .headrules import carried_suppressions, settings_changes
 
 POLICIES = ("decimals", "all", "off")
+UNATTESTED, CITED = "unattested_number", "cited_number"
 NO_LOG = "no experimental log declared"
 
 
@@ -208,19 +209,46 @@ def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConf
     logs = _name_list(log.files)
     out: list[Violation] = []
     for s in scans:
+        unattested, ours = [], set()
         for n in s.numbers:
             empirical = config.numbers == "all" or n.decimals > 0 or n.percent or n.siunitx
             if not empirical or n.value in allowed or s.is_suppressed(n.line, "number"):
                 continue
             printed = re.sub(r"\\percent|\\%|%|\\,|~|\{,\}|,|\s", "", n.text)
             if log.attests(n.value, printed, strict=config.strict):
+                ours.add(n.sentence)
                 continue
-            message = (
-                f"is not attested (policy: {mode}; logs: {logs}); "
-                "add it to a log or mark the line `% patchwrite: ignore number`"
-            )
+            unattested.append(n)
+        for n in unattested:
+            message = f"is not attested (policy: {mode}; logs: {logs}); "
+            keys = s.cited_sentences.get(n.sentence)
+            # a sentence that also prints a logged number reports this paper's results, whatever it cites
+            if keys and n.sentence not in ours:
+                cited = ", ".join(dict.fromkeys(keys))
+                message += f"its sentence cites {cited}: reported as that work's result, not checked against a log"
+                out.append(Violation("cited_number", n.file, n.line, n.text, message, WARNING))
+                continue
+            message += "add it to a log or mark the line `% patchwrite: ignore number`"
             out.append(Violation("unattested_number", n.file, n.line, n.text, message))
     return out
+
+
+def as_added(violation: Violation) -> Violation:
+    """Return the violation an edit or pull request that adds this number gets: a `cited_number` is unattested.
+
+    A `\\cite` beside a number that a change brings in does not attest it (else a citation
+    would be a way in for an invented number).
+    """
+    if violation.kind != CITED:
+        return violation
+    message = violation.message.split("; its sentence cites", 1)[0]
+    message += "; a number a change adds must be attested by a log, whatever its sentence cites"
+    return replace(violation, kind=UNATTESTED, message=message, severity=ERROR)
+
+
+def _lock_kind(kind: str) -> str:
+    """Return the kind a HEAD violation is matched by: a number unattested in HEAD, cited or not, is known."""
+    return UNATTESTED if kind == CITED else kind
 
 
 class EvidenceGate:
@@ -249,8 +277,8 @@ class EvidenceGate:
         candidate = evaluate(manuscript, self.config, head_texts)
         # listed first: the rejection's reason names the changed setting, not what it would have hidden
         new = [v for p in manuscript.files for v in settings_changes(p, head_texts.get(p, ""), manuscript.texts[p])]
-        in_head = {(v.kind, v.token) for v in _all(head)}
-        new.extend(v for v in _all(candidate) if (v.kind, v.token) not in in_head)
+        in_head = {(_lock_kind(v.kind), v.token) for v in _all(head)}
+        new.extend(as_added(v) for v in _all(candidate) if (_lock_kind(v.kind), v.token) not in in_head)
         skipped = {"skipped": {"numbers": candidate.numbers_skipped}} if candidate.numbers_skipped else {}
         return GateResult.of(new, "evidence", time.perf_counter() - started, skipped)
 
