@@ -202,7 +202,8 @@ def run() -> int:
         if not write_sarif(sarif_file, found, top):
             raise InputError(sarif_file, "cannot write the SARIF file")
     fork = is_fork()
-    uploading = want_sarif and (upload == "true" or (upload == "auto" and not fork))
+    # without a verdict (exit 2 or 3) the SARIF holds nothing; uploading it would close the open alerts as fixed
+    uploading = want_sarif and worst < 2 and (upload == "true" or (upload == "auto" and not fork))
 
     outcomes = {m["path"]: _outcomes(m["gates"]) for m in manuscripts}
     verdicts = {m["path"]: {g: {"result": r} for g, r in m["gates"].items()} for m in manuscripts}
@@ -214,7 +215,15 @@ def run() -> int:
     for root, diff in diffs.items():
         summary += "\n".join(_change_lines(root, diff, base or "", cwd)) + ("\n" if diff.get("changes") else "")
     if want_sarif:
-        where = "uploaded to code scanning" if uploading else "kept as an artifact (a fork's token cannot upload it)"
+        where = (
+            "uploaded to code scanning"
+            if uploading
+            else f"not uploaded: no verdict (exit {worst})"
+            if worst >= 2
+            else "kept as an artifact (a fork's token cannot upload it)"
+            if fork
+            else "kept as an artifact (upload-sarif: false)"
+        )
         summary += f"\nSARIF: {len(violations)} result(s), {where}.\n"
     _append(os.environ.get("GITHUB_STEP_SUMMARY"), summary)
 

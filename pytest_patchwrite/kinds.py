@@ -377,7 +377,7 @@ ENTRIES: tuple[Kind, ...] = (
         "quality",
         "error",
         "The change rewrote the Introduction or Related Work and the "
-        "halt rule reverts it (its literature-review score fell).",
+        "halt rule reverts it: its literature-review score fell, or stayed equal with an axis that fell.",
         "Revise those sections.",
     ),
     Kind(

@@ -232,6 +232,9 @@ def test_bad_inputs_are_one_error_and_exit_2(tmp_path: Path, workspace: Path, in
     assert len(errors) == 1 and message in errors[0], done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert "patchwrite exit code: 2" in done.stdout
+    if inputs["paper"] == "nope/main.tex":  # the check ran and could not judge: nothing goes to code scanning
+        assert outputs(tmp_path)["upload-sarif"] == "false"
+        assert "SARIF: 0 result(s), not uploaded: no verdict (exit 2)." in (tmp_path / "summary.md").read_text()
 
 
 def test_pages_and_evidence_from_are_refused_or_skipped_when_missing(tmp_path: Path, workspace: Path) -> None:
