@@ -16,7 +16,7 @@ from .edit import DEFAULT_MAX_SPAN, number_lines
 from .errors import EnvironmentFault, InputError, PatchwriteError
 from .gates.compile import EngineMissing
 from .inputs import parse_seconds, read_bytes, read_stream, read_text
-from .model import WARNING, Gate, printed_lines
+from .model import WARNING, Gate, display_path, printed_lines
 from .proposers.base import ProposerError
 from .transaction import edit_target, try_patch
 
@@ -185,28 +185,36 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
 
 def cmd_inject(args: argparse.Namespace) -> int:
-    """Inject one of the eight faults into FILE."""
+    """Inject one of the eight faults into FILE's manuscript: a site in FILE, else in any file it reads."""
     from .check import CheckOptions
     from .corpus import FaultNotApplicable
-    from .corpus.verify import inject_verified
+    from .corpus.verify import inject_verified, refuse_used_tree, write_tree
 
     path = Path(args.file)
     read_text(path)
+    if args.out_tree:
+        refuse_used_tree(Path(args.out_tree))  # before the compiles, not after
     options = CheckOptions(engine=args.engine, timeout=args.timeout or 60.0)
     try:
         verified = inject_verified(path, args.fault, options)
     except FaultNotApplicable as exc:
         raise InputError(path, str(exc)) from None
-    fault = verified.fault
-    if args.output == "-":
-        sys.stdout.write(fault.broken)
-    else:
+    fault, site = verified.fault, verified.path or path
+    written = []
+    if args.out_tree:
+        written.append(str(write_tree(verified, Path(args.out_tree))))
+    if args.output != "-":
         Path(args.output).write_text(fault.broken, encoding="utf-8", newline="")
-    where = path if args.output == "-" else args.output
+        written.append(args.output)
+    elif not args.out_tree:
+        sys.stdout.write(fault.broken)
+    where = display_path(str(site), Path.cwd())
     print(f"{where}:{fault.line}: {fault.name} ({fault.fault_class}): {fault.note}", file=sys.stderr)
     for skipped in verified.rejected:
         print(f"  skipped a site that does not break the document: {skipped}", file=sys.stderr)
     print(f"  verified: {verified.outcome}", file=sys.stderr)
+    for out in written:
+        print(f"  written to {out}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -408,7 +416,18 @@ def build_parser() -> argparse.ArgumentParser:
     inject.add_argument("file")
     inject.add_argument("--fault", required=True, help="fake_cite, bad_number, todo, swapped_acc, broken_math, "
                         "unmatched_brace, unclosed_env or undefined_cmd")  # fmt: skip
-    inject.add_argument("-o", "--output", default="-", help="where to write the broken text (default: stdout)")
+    inject.add_argument(
+        "-o",
+        "--output",
+        default="-",
+        help="where to write the broken text of the file holding the fault (default: stdout)",
+    )
+    inject.add_argument(
+        "--out-tree",
+        default=None,
+        metavar="DIR",
+        help="write the faulted manuscript as a copy of its whole directory into DIR (new or empty)",
+    )
     inject.add_argument("--engine", choices=("pdflatex", "xelatex", "lualatex"), default=None)
     inject.add_argument("--timeout", type=_seconds, default=None, help="seconds per verification compile")
     inject.set_defaults(func=cmd_inject)

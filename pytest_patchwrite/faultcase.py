@@ -148,13 +148,16 @@ def fault_case(request: pytest.FixtureRequest, tmp_path: Path) -> FaultCase:
         root = find_root(Path(source))
         work = tmp_path / root.parent.name
         copy_manuscript_dir(root.parent, work, root.stem)
-        path = work / root.name
+        path = copy_root = work / root.name
         from .corpus.verify import inject_verified
 
         try:  # the first site that really breaks the copy, as `patchwrite inject` picks it
-            fault = inject_verified(path, fault_name, request.config.stash[SETTINGS].options).fault
+            verified = inject_verified(path, fault_name, request.config.stash[SETTINGS].options)
         except FaultNotApplicable as exc:
             pytest.skip(f"{root}: {exc}")
+        fault = verified.fault
+        path = verified.path or path  # the root first; a root of only \input lines puts it in the file it reads
         path.write_text(fault.broken, encoding="utf-8", newline="")
         case_id = f"{root.stem}-{fault_name}"
+        return FaultCase(case_id, fault, path, configured_gates(request.config, copy_root))
     return FaultCase(case_id, fault, path, configured_gates(request.config, path))

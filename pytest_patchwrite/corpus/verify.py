@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..check import CheckOptions, citations_result, numbers_result, placeholders_result
+from ..errors import InputError
 from ..gates.evidence import evaluate
 from ..inputs import read_text
-from ..manuscript import find_root, is_root, load_manuscript
+from ..manuscript import copy_manuscript_dir, find_root, is_root, load_manuscript
 from ..model import GateResult, failing
 from .documents import FAKE_KEY
 from .faults import Fault, FaultNotApplicable, sites
@@ -17,13 +18,19 @@ from .faults import Fault, FaultNotApplicable, sites
 CAUGHT_BY = {"fake_cite": "citations", "todo": "placeholders", "bad_number": "numbers", "swapped_acc": None}
 
 
+#: faults whose sites come last first in a file (the last section, the last cite): the manuscript's files likewise
+LAST_FIRST = ("todo", "undefined_cmd", "unclosed_env", "fake_cite", "unmatched_brace")
+
+
 @dataclass
 class Verified:
-    """A fault that breaks what it says, how that shows, and the sites tried before it."""
+    """A fault that breaks what it says, how that shows, the sites tried before it, and the file that holds it."""
 
     fault: Fault
     outcome: str
     rejected: list[str] = field(default_factory=list)
+    path: Path | None = None  # the file whose text `fault.broken` replaces
+    root: Path | None = None  # the root manuscript that reads it
 
 
 def _at_fault(result: GateResult, path: Path, fault: Fault) -> bool:
@@ -75,12 +82,66 @@ def inject_verified(path: Path, name: str, options: CheckOptions | None = None, 
         where = f"{Path(first.file).name}:{first.line}"
         raise FaultNotApplicable(f"{name}: the manuscript does not compile as it is ({first.kind} at {where})")
     rejected: list[str] = []
-    for fault in sites(read_text(path), name):
-        shows, how = outcome(fault, path, root, options)
-        if shows:
-            return Verified(fault, how, rejected)
-        rejected.append(how)
+    not_here: list[str] = []
+    for file in _files(path, root, name, options):
+        try:
+            candidates = list(sites(read_text(file), name))
+        except FaultNotApplicable as exc:
+            not_here.append(str(exc))
+            continue
+        for fault in candidates:
+            shows, how = outcome(fault, file, root, options)
+            if shows:
+                return Verified(fault, how, rejected, file, root)
+            rejected.append(how if file == path.resolve() else f"{file.name}: {how}")
+            if len(rejected) >= limit:
+                break
         if len(rejected) >= limit:
             break
+    if not rejected:
+        if not_here and len(not_here) > 1:
+            raise FaultNotApplicable(f"{not_here[0]} (nor in any of the {len(not_here) - 1} other files it reads)")
+        if not_here:
+            raise FaultNotApplicable(not_here[0])
     tried = "; ".join(rejected) if rejected else "no site outside conditional branches and unprinted arguments"
     raise FaultNotApplicable(f"{name}: no site really breaks the document ({tried})")
+
+
+def _files(path: Path, root: Path, name: str, options: CheckOptions) -> list[Path]:
+    """Return where to look for sites: `path` first (as always), then the manuscript's other files.
+
+    The others come in reading order, or last first for the faults whose sites in one file
+    come last first, so the manuscript reads as one file would.
+    """
+    path = path.resolve()
+    manuscript = load_manuscript(root, boundary=options.evidence_config().boundary(root))
+    others = [f for f in manuscript.files if f != path and f in manuscript.texts]
+    return [path, *(reversed(others) if name in LAST_FIRST else others)]
+
+
+def refuse_used_tree(out: Path) -> None:
+    """Raise InputError unless `out` is missing or an empty directory (a tree is written new, never over files)."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError(out, "exists and is not an empty directory; --out-tree writes a new copy, never over files")
+
+
+def write_tree(verified: Verified, out: Path) -> Path:
+    """Write the faulted manuscript into `out` (new or empty): a copy of the root's directory, the fault in place.
+
+    Return the faulted file's path in the copy. The copy is the one the compile gate makes (no
+    dot-files, no links leaving the tree, no stale job outputs of the root).
+    """
+    site, root = verified.path, verified.root
+    if site is None or root is None:
+        raise InputError(out, "the fault names no file to place in a tree")
+    refuse_used_tree(out)
+    try:
+        relative = site.relative_to(root.parent)
+    except ValueError:
+        raise InputError(site, f"holds the fault but lies outside {root.parent}, the directory --out-tree copies; "
+                               "use -o for its text") from None  # fmt: skip
+    copy_manuscript_dir(root.parent, out, root.stem)
+    target = out / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(verified.fault.broken, encoding="utf-8", newline="")
+    return target
