@@ -66,6 +66,7 @@ def compile_result(report: CompileReport) -> GateResult:
         "seconds": round(report.seconds, 3),
         "cached": report.cached,
         "start": report.start,
+        "cache_rejected": report.cache_rejected,
     }
     return GateResult(report.ok, list(report.violations), "compile", report.seconds, details)
 

@@ -157,8 +157,11 @@ def cmd_check(args: argparse.Namespace) -> int:
                 print(f"{path}::{gate} {status}{extra}")
                 for line in printed_lines(result.violations, Path.cwd(), "--json"):
                     print(f"  {line}")
+    rejected = sum(int(m["gates"]["compile"].get("cache_rejected", 0)) for m in out)
     if args.json:
-        print(json.dumps({"manuscripts": out}, indent=2))
+        print(json.dumps({"manuscripts": out, "cache_rejected": rejected}, indent=2))
+    elif rejected:
+        print(f"cache entries rejected: {rejected} (their HMAC did not verify; ignored)", file=sys.stderr)
     _write_sarif(args.sarif, found)
     return EXIT_FAILED if failed else EXIT_OK
 

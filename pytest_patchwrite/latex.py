@@ -22,12 +22,22 @@ VERBATIM_ENVS = ("verbatim", "verbatim*", "Verbatim", "lstlisting", "minted", "c
 # environments whose numbers are coordinates, styles or reference data, never results
 NONPROSE_ENVS = ("tikzpicture", "pgfpicture", "axis", "picture", "thebibliography", "pspicture")
 
+# the citation commands of natbib, biblatex, ACL (acl.sty, acl_natbib), apacite, harvard, chicago and jurabib whose
+# first mandatory argument holds the keys; a macro the manuscript defines as a wrapper of one is one too
+# (`cite_commands`). Shared with `rate refs`, which never compiles.
 CITE_COMMANDS = frozenset(
-    """cite cite* citep citet citealp citealt citeauthor citeyear citeyearpar citenum citetext Citep Citet Citealp
-    Citealt Citeauthor parencite Parencite textcite Textcite autocite Autocite footcite footcitetext smartcite
-    Smartcite supercite cites Cites parencites Parencites textcites Textcites autocites Autocites footcites
-    smartcites supercites fullcite footfullcite citetitle citeurl citedate nocite""".split()
+    """cite Cite citep citet citealp citealt citeauthor citeyear citeyearpar citenum citetext Citep Citet Citealp
+    Citealt Citeauthor citefullauthor Citefullauthor parencite Parencite textcite Textcite autocite Autocite footcite
+    Footcite footcitetext Footcitetext smartcite Smartcite supercite cites Cites parencites Parencites textcites
+    Textcites autocites Autocites footcites Footcites smartcites Smartcites supercites fullcite footfullcite citetitle
+    citeurl citedate nocite notecite Notecite pnotecite Pnotecite fnotecite Fnotecite
+    shortcite newcite citeposs Citeposs shortciteA shortciteN shortciteNP shortciteANP shortciteauthor
+    shortciteauthorNP citeA citeN citeNP citeANP citeauthorNP citeyearNP fullciteA fullciteN fullciteNP fullciteANP
+    fullciteauthor fullciteauthorNP citeasnoun Citeasnoun possessivecite Possessivecite citeaffixed citename
+    citenotitle footcitetitle""".split()
 )  # fmt: skip
+# biblatex's multi-citations take several {keys} groups, each with its own [pre][post]
+_MULTI_CITES = re.compile(r"[A-Za-z]*cites$", re.IGNORECASE)
 
 # command -> how many mandatory arguments are structural (-1: all that follow, up to 3)
 STRUCTURAL_ARGS: dict[str, int] = {
@@ -238,10 +248,13 @@ def _match_group(text: str, i: int, open_ch: str, close_ch: str) -> int:
     return -1
 
 
-def command_args(text: str, i: int, limit: int = 4, parens: bool = False) -> list[tuple[str, int, int]]:
+def command_args(
+    text: str, i: int, limit: int = 4, parens: bool = False, angles: bool = False
+) -> list[tuple[str, int, int]]:
     """Return the arguments after a command ending at `i`: ("[", start, end) or ("{", start, end), content bounds.
 
     `parens`: a leading `(...)` is an argument too (`\\cmidrule(lr){2-3}`); after other commands it is prose.
+    `angles`: a leading `<...>` is one too (apacite's `\\cite<e.g.,>[p.~3]{key}`).
     """
     args: list[tuple[str, int, int]] = []
     j = i
@@ -262,6 +275,8 @@ def command_args(text: str, i: int, limit: int = 4, parens: bool = False) -> lis
             mandatory += 1
         elif text[k] == "(" and parens and args == []:
             end = _match_group(text, k, "(", ")")  # \cmidrule(lr){2-3}
+        elif text[k] == "<" and angles and args == []:
+            end = _match_group(text, k, "<", ">")
         else:
             break
         if end == -1:
@@ -271,8 +286,13 @@ def command_args(text: str, i: int, limit: int = 4, parens: bool = False) -> lis
     return args
 
 
-def _structural_ranges(masked: str) -> tuple[list[tuple[int, int]], list[tuple[int, int, bool]]]:
-    """Return (structural ranges, siunitx number arguments as (start, end, unit is percent)) of a masked text."""
+def _structural_ranges(
+    masked: str, cites: frozenset[str] = CITE_COMMANDS
+) -> tuple[list[tuple[int, int]], list[tuple[int, int, bool]]]:
+    """Return (structural ranges, siunitx number arguments as (start, end, unit is percent)) of a masked text.
+
+    `cites`: its citation commands (their keys are structural).
+    """
     ranges: list[tuple[int, int]] = []
     siunitx: list[tuple[int, int, bool]] = []
     for m in _CS.finditer(masked):
@@ -308,8 +328,8 @@ def _structural_ranges(masked: str) -> tuple[list[tuple[int, int]], list[tuple[i
             if named and named.group(1) in LENGTH_PARAMS:
                 ranges.extend((s, e) for _, s, e in command_args(masked, named.end(), limit=1))
                 continue
-        if base in CITE_COMMANDS or base in ("cites", "nocite"):
-            args = command_args(masked, m.end(), limit=8 if base.endswith("cites") else 1)
+        if base in cites:
+            args = command_args(masked, m.end(), limit=8 if _MULTI_CITES.match(base) else 1, angles=True)
             ranges.extend((s, e) for _, s, e in args)
             continue
         args = command_args(masked, m.end(), limit=4, parens=base == "cmidrule")
@@ -334,6 +354,106 @@ def _structural_ranges(masked: str) -> tuple[list[tuple[int, int]], list[tuple[i
             if seen >= max(wanted, 1) and base not in SIUNITX_UNIT_ARG and base not in ("num", "numrange"):
                 break
     return _merge(ranges), siunitx
+
+
+_COMMAND_DEFINER = re.compile(
+    r"\\(?P<cmd>(?:new|renew|provide)commandx?|DeclareRobustCommand|(?:new|renew|provide)robustcmd"
+    r"|(?:New|Renew|Provide|Declare)(?:Expandable)?DocumentCommand|[gex]?def)(?![A-Za-z@])\*?"
+)
+_ENV_DEFINER = re.compile(
+    r"\\(?P<cmd>(?:new|renew)environmentx?|(?:New|Renew|Provide|Declare)DocumentEnvironment)(?![A-Za-z@])\*?"
+)
+_CS_NAME = re.compile(r"\s*(\\(?:[A-Za-z@]+|.))")
+_MACRO_NAME = re.compile(r"\\[A-Za-z@]+")
+_LET = re.compile(r"\\(?:let|global\s*\\let)\s*(\\[A-Za-z@]+)\s*=?\s*\\([A-Za-z@]+)(?![A-Za-z@])")
+
+
+@dataclass(frozen=True)
+class Defined:
+    """One macro (`\\name`) or environment (`name`) definition of a masked text: its span and its body's text."""
+
+    name: str
+    environment: bool
+    start: int
+    end: int
+    body: str
+
+
+def defined(masked: str) -> list[Defined]:
+    """Return the macro definitions, then the environment definitions, of a masked text (name, span, body)."""
+    found: list[Defined] = []
+    for m in _COMMAND_DEFINER.finditer(masked):
+        cmd, pos = m.group("cmd"), m.end()
+        if masked.startswith("{", pos) or masked[pos : pos + 1].isspace() and masked[pos:].lstrip().startswith("{"):
+            named = command_args(masked, pos, limit=1)
+            if not named or named[0][0] != "{":
+                continue
+            name, pos = masked[named[0][1] : named[0][2]].strip(), named[0][2] + 1
+        else:
+            cs = _CS_NAME.match(masked, pos)
+            if cs is None:
+                continue
+            name, pos = cs.group(1), cs.end()
+        if cmd.endswith("def"):
+            brace = masked.find("{", pos)  # the parameter text (#1#2, delimiters) runs up to the body
+            args = command_args(masked, brace, limit=1) if brace != -1 else []
+        else:
+            args = [a for a in command_args(masked, pos, limit=2) if a[0] == "{"]
+            args = args[1:] if "DocumentCommand" in cmd else args[:1]  # \NewDocumentCommand{\x}{spec}{body}
+        if not args:
+            continue
+        _, start, end = args[0]
+        found.append(Defined(name, False, m.start(), end, masked[start:end]))
+    for m in _ENV_DEFINER.finditer(masked):
+        args = [a for a in command_args(masked, m.end(), limit=4) if a[0] == "{"]
+        skip = 2 if "DocumentEnvironment" in m.group("cmd") else 1  # the name, and a spec
+        if len(args) < skip + 2:
+            continue
+        name = masked[args[0][1] : args[0][2]].strip()
+        parts = args[skip : skip + 2]
+        found.append(Defined(name, True, m.start(), parts[-1][2], " ".join(masked[s:e] for _, s, e in parts)))
+    return found
+
+
+def cite_commands(texts: Iterable[str], known: frozenset[str] = CITE_COMMANDS) -> frozenset[str]:
+    """Return the citation commands of a manuscript: `known` plus every macro its texts define as a wrapper of one.
+
+    A wrapper hands its argument to a citation command (`\\newcommand{\\citeA}[1]{\\cite{#1}}`) or is one under
+    another name (`\\def\\shortcite{\\cite}`, `\\let\\mycite\\cite`); a macro citing a fixed key is no wrapper.
+    """
+    bodies: list[tuple[str, str]] = []
+    lets: list[tuple[str, str]] = []
+    for text in texts:
+        masked = mask(text)[0]
+        if "\\" not in masked:
+            continue
+        macros = [d for d in defined(masked) if not d.environment and _MACRO_NAME.fullmatch(d.name)]
+        bodies.extend((d.name[1:], d.body) for d in macros)
+        lets.extend((m.group(1)[1:], m.group(2)) for m in _LET.finditer(masked))
+    commands = set(known)
+    changed = True
+    while changed:
+        changed = False
+        for name, target in lets:
+            if name not in commands and target in commands:
+                commands.add(name)
+                changed = True
+        for name, body in bodies:
+            if name not in commands and _wraps_citation(body, commands):
+                commands.add(name)
+                changed = True
+    return frozenset(commands)
+
+
+def _wraps_citation(body: str, commands: set[str]) -> bool:
+    """Return whether a definition's body passes its use's argument to a citation command."""
+    for m in _CS.finditer(body):
+        if m.group(1).rstrip("*") not in commands:
+            continue
+        keys = [body[s:e] for kind, s, e in command_args(body, m.end(), limit=1, angles=True) if kind == "{"]
+        if not keys or "#" in keys[0]:
+            return True
+    return False
 
 
 def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -406,16 +526,23 @@ def conditional_spans(masked: str) -> list[tuple[int, int]]:
     return [(start, fi) for _, start, _, _, fi in _conditionals(masked)]
 
 
-def scan(text: str, file: str = "", false_ifs: frozenset[str] = frozenset()) -> Scan:
+def scan(
+    text: str, file: str = "", false_ifs: frozenset[str] = frozenset(), cites: frozenset[str] | None = None
+) -> Scan:
     """Return the cite keys, numbers and bibliography declarations that one source file typesets.
 
-    Branches TeX never typesets (`dead_branches`; `false_ifs` as there) hold none.
+    Branches TeX never typesets (`dead_branches`; `false_ifs` as there) hold none, and definitions hold no
+    citation. `cites`: the manuscript's citation commands (`cite_commands` of all its files); the wrappers
+    this text defines count either way.
     """
     masked, comments = mask(text)
     result = Scan(file)
+    cites = cite_commands([text], cites if cites is not None else CITE_COMMANDS)
     line_starts = [0] + [m.end() for m in re.finditer("\n", masked)]
     dead = _merge(dead_branches(masked, false_ifs))
     dead_starts = [start for start, _ in dead]
+    definitions = _merge([(d.start, d.end) for d in defined(masked)]) if "\\" in masked else []
+    definition_starts = [start for start, _ in definitions]
 
     def typeset(pos: int) -> bool:
         return not dead or not _inside(dead, dead_starts, pos)
@@ -431,9 +558,11 @@ def scan(text: str, file: str = "", false_ifs: frozenset[str] = frozenset()) -> 
         base = name.rstrip("*")
         if not typeset(m.start()):
             continue
-        if base in CITE_COMMANDS:
-            limit = 8 if base.lower().endswith("cites") else 1
-            for kind, start, end in command_args(masked, m.end(), limit=limit):
+        if base in cites:
+            if definitions and _inside(definitions, definition_starts, m.start()):
+                continue  # `\newcommand{\citeA}[1]{\cite{#1}}` cites nothing where it stands
+            limit = 8 if _MULTI_CITES.match(base) else 1
+            for kind, start, end in command_args(masked, m.end(), limit=limit, angles=True):
                 if kind != "{":
                     continue
                 for key in masked[start:end].split(","):
@@ -454,18 +583,23 @@ def scan(text: str, file: str = "", false_ifs: frozenset[str] = frozenset()) -> 
                     if name_.strip():
                         result.bibliographies.append((name_.strip(), line_of(m.start())))
 
-    result.numbers = _numbers(masked, file, typeset, line_of, ends)
+    result.numbers = _numbers(masked, file, typeset, line_of, ends, cites)
     return result
 
 
 def _numbers(
-    masked: str, file: str, typeset: Callable[[int], bool], line_of: Callable[[int], int], ends: list[int]
+    masked: str,
+    file: str,
+    typeset: Callable[[int], bool],
+    line_of: Callable[[int], int],
+    ends: list[int],
+    cites: frozenset[str] = CITE_COMMANDS,
 ) -> list[Number]:
     """Return the numbers a masked text prints, in text order (texnumbers.py: how each one reads).
 
     `ends`: where its sentences end (sentences.py), so each number knows its sentence.
     """
-    ranges, siunitx = _structural_ranges(masked)
+    ranges, siunitx = _structural_ranges(masked, cites)
     skip = _merge(ranges + quiet_ranges(masked) + [(s, e) for s, e, _ in siunitx])
     starts = [r[0] for r in skip]
     found: list[Number] = []

@@ -14,17 +14,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .latex import _inside, _merge, _structural_ranges, command_args, dead_branches, mask
+from .latex import _inside, _merge, _structural_ranges, command_args, dead_branches, defined, mask
 
 PLACEHOLDER = re.compile(r"(?<![\w\\])(?:TODO|FIXME|XXX|TBD)(?!\w)|\?\?|\\todo\b|\[[Cc]itation needed\]")
-_COMMAND_DEFINER = re.compile(
-    r"\\(?P<cmd>(?:new|renew|provide)commandx?|DeclareRobustCommand|(?:new|renew|provide)robustcmd"
-    r"|(?:New|Renew|Provide|Declare)(?:Expandable)?DocumentCommand|[gex]?def)(?![A-Za-z@])\*?"
-)
-_ENV_DEFINER = re.compile(
-    r"\\(?P<cmd>(?:new|renew)environmentx?|(?:New|Renew|Provide|Declare)DocumentEnvironment)(?![A-Za-z@])\*?"
-)
-_CS_NAME = re.compile(r"\s*(\\(?:[A-Za-z@]+|.))")
 _TODONOTES = re.compile(r"\\usepackage\s*\[(?P<options>[^\]]*)\]\s*\{[^}]*\btodonotes\b")
 _WORD_STOP = re.compile(r"[\\{}$%\n]")
 TODO_MACRO = "\\todo"
@@ -53,41 +45,8 @@ class Candidate:
 
 def definitions(masked: str) -> tuple[list[Definition], list[tuple[int, int]]]:
     """Return the definitions of a masked text, in order, and the ranges they cover (name and body)."""
-    found: list[Definition] = []
-    bodies: list[tuple[int, int]] = []
-    for m in _COMMAND_DEFINER.finditer(masked):
-        cmd, pos = m.group("cmd"), m.end()
-        if masked.startswith("{", pos) or masked[pos : pos + 1].isspace() and masked[pos:].lstrip().startswith("{"):
-            named = command_args(masked, pos, limit=1)
-            if not named or named[0][0] != "{":
-                continue
-            name, pos = masked[named[0][1] : named[0][2]].strip(), named[0][2] + 1
-        else:
-            cs = _CS_NAME.match(masked, pos)
-            if cs is None:
-                continue
-            name, pos = cs.group(1), cs.end()
-        if cmd.endswith("def"):
-            brace = masked.find("{", pos)  # the parameter text (#1#2, delimiters) runs up to the body
-            args = command_args(masked, brace, limit=1) if brace != -1 else []
-        else:
-            args = [a for a in command_args(masked, pos, limit=2) if a[0] == "{"]
-            args = args[1:] if "DocumentCommand" in cmd else args[:1]  # \NewDocumentCommand{\x}{spec}{body}
-        if not args:
-            continue
-        _, start, end = args[0]
-        bodies.append((m.start(), end))
-        found.append(_definition(name, False, masked[start:end]))
-    for m in _ENV_DEFINER.finditer(masked):
-        args = [a for a in command_args(masked, m.end(), limit=4) if a[0] == "{"]
-        skip = 2 if "DocumentEnvironment" in m.group("cmd") else 1  # the name, and a spec
-        if len(args) < skip + 2:
-            continue
-        name = masked[args[0][1] : args[0][2]].strip()
-        parts = args[skip : skip + 2]
-        bodies.append((m.start(), parts[-1][2]))
-        found.append(_definition(name, True, " ".join(masked[s:e] for _, s, e in parts)))
-    return found, bodies
+    found = defined(masked)
+    return [_definition(d.name, d.environment, d.body) for d in found], [(d.start, d.end) for d in found]
 
 
 def _definition(name: str, environment: bool, body: str) -> Definition:

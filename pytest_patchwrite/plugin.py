@@ -343,7 +343,7 @@ class Recorder:
             return
         passed: dict[str, int] = {}
         seen: dict[str, int] = {}
-        seconds, hits, compiles, warned = 0.0, 0, 0, 0
+        seconds, hits, compiles, warned, rejected = 0.0, 0, 0, 0, 0
         for gates in self.verdicts.values():
             for gate, data in gates.items():
                 seen[gate] = seen.get(gate, 0) + 1
@@ -353,12 +353,16 @@ class Recorder:
                 if gate == "compile":
                     seconds += float(data["result"].get("seconds", 0.0))
                     hits += bool(data["result"].get("cached"))
+                    rejected += int(data["result"].get("cache_rejected", 0))
         terminalreporter.write_sep("-", "patchwrite")
         terminalreporter.write_line(f"manuscripts checked: {len(self.verdicts)}")
         parts = [f"{gate} {passed[gate]}/{seen[gate]} passed" for gate in sorted(seen)]
         skipped = f"; {self.skipped} skipped" if self.skipped else ""
         terminalreporter.write_line("; ".join(parts) + skipped)
         terminalreporter.write_line(f"compiles: {compiles} ({seconds:.2f} s); verdict cache hits: {hits}")
+        if rejected:
+            why = "their HMAC did not verify: planted, copied from another user's cache or tampered with"
+            terminalreporter.write_line(f"cache entries rejected: {rejected} ({why}); they were ignored", yellow=True)
         settings = self.config.stash[SETTINGS]
         if warned:
             fails = "they fail" if settings.options.warnings_fail else "--patchwrite-strict makes them fail"

@@ -10,7 +10,7 @@ from typing import Any
 
 from .gates.evidence import EvidenceConfig, EvidenceReport, as_added, evaluate
 from .gates.headrules import line_opcodes, settings_changes
-from .latex import scan
+from .latex import cite_commands, scan
 from .manuscript import load_manuscript
 from .model import WARNING, GateResult, Violation, display_path, failing
 from .transaction import InputError
@@ -72,8 +72,8 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return 1.0 if not a and not b else len(a & b) / len(a | b)
 
 
-def _tokens_by_line(text: str) -> dict[int, list[tuple[str, str]]]:
-    found = scan(text)
+def _tokens_by_line(text: str, cites: frozenset[str] | None = None) -> dict[int, list[tuple[str, str]]]:
+    found = scan(text, cites=cites)
     out: dict[int, list[tuple[str, str]]] = {}
     for n in found.numbers:
         out.setdefault(n.line, []).append(("number", n.text))
@@ -124,10 +124,11 @@ def diff_manuscript(
     failures: list[Violation] = []
     all_new: Counter[tuple[str, str]] = Counter()
     all_old: Counter[tuple[str, str]] = Counter()
+    cites = cite_commands([*manuscript.texts.values(), *base_texts.values()])
     for path in manuscript.files:
         new_text = manuscript.texts[path]
         old_text = base_texts[path]
-        new_tokens, old_tokens = _tokens_by_line(new_text), _tokens_by_line(old_text)
+        new_tokens, old_tokens = _tokens_by_line(new_text, cites), _tokens_by_line(old_text, cites)
         numbers_at = {(n.line, n.text): n for n in scan(new_text).numbers}
         all_new.update(t for toks in new_tokens.values() for t in toks)
         all_old.update(t for toks in old_tokens.values() for t in toks)

@@ -10,9 +10,12 @@ import pytest
 
 from .check import CheckOptions
 from .errors import InputError
+from .gates.cachetrust import inside_work_tree
 from .gates.evidence import EvidenceReport, evaluate
+from .gates.verdicts import default_cache_dir
 from .inputs import parse_seconds
 from .manuscript import load_manuscript
+from .model import PatchwriteWarning
 from .tempfiles import make_owned_temp_dir
 
 
@@ -145,6 +148,12 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("patchwrite_base", "git revision the `diff` item compares against", default="")
     parser.addini("patchwrite_max_hunk", "fail `diff` hunks longer than this many lines (off when empty)", default="")
     parser.addini("patchwrite_max_span", "longest EDIT span the try_patch fixture accepts", default="40")
+    parser.addini(
+        "patchwrite_cache_dir",
+        "verdict cache and warm states (default $XDG_CACHE_HOME/patchwrite/compile; refused inside the work tree)",
+        type="paths",
+        default=[],
+    )
 
 
 def from_config(config: pytest.Config) -> Settings:
@@ -172,8 +181,16 @@ def from_config(config: pytest.Config) -> Settings:
     if max_runs < 1:
         raise pytest.UsageError(f"patchwrite_max_runs = {max_runs}: at least one engine run is needed")
     base = config.option.patchwrite_base or str(config.getini("patchwrite_base")).strip() or None
-    cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider
-    cache_dir = cache.mkdir("patchwrite") if cache is not None else None
+    # never pytest's cache under the rootdir: a pull request could commit entries there (gates.cachetrust)
+    configured = [Path(p) for p in config.getini("patchwrite_cache_dir")]
+    cache_dir = configured[0] if configured else None
+    if cache_dir is not None and inside_work_tree(cache_dir, Path(config.rootpath) / "x", Path(config.rootpath)):
+        config.issue_config_time_warning(
+            PatchwriteWarning(f"patchwrite_cache_dir = {cache_dir} lies inside the work tree being checked; the "
+                              f"user cache directory {default_cache_dir()} is used instead"),
+            stacklevel=2,
+        )  # fmt: skip
+        cache_dir = None
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and SHARED_DIR_KEY in workerinput:
         shared, owns = Path(workerinput[SHARED_DIR_KEY]), False

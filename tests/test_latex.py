@@ -76,6 +76,21 @@ CITE_CASES = [
     ("\\begin{verbatim}\\cite{verb}\\end{verbatim}", []),
     ("50\\% \\cite{after-percent}", ["after-percent"]),
     ("a\\\\% \\cite{in-comment-after-linebreak}\n\\cite{next}", ["next"]),
+    # ACL, apacite (with its <prefix>), harvard, chicago, jurabib
+    ("\\shortcite{a} \\newcite{b} \\citealp{c} \\citeposs{d}", list("abcd")),
+    ("\\citeA{a} \\citeNP{b} \\cite<e.g.,>[p.~3]{c} \\fullciteA{d} \\shortciteNP{e}", list("abcde")),
+    ("\\citeasnoun{a} \\possessivecite{b} \\citeaffixed{c}{see} \\citename{d}", list("abcd")),
+    ("\\citeN{a} \\shortciteN{b} \\citeyearNP{c} \\citenotitle{d} \\footcitetitle{e}", list("abcde")),
+    # a wrapper of a citation command is one; a definition cites nothing where it stands
+    ("\\def\\shortcite{\\cite}\nAs \\shortcite{fake2025} showed.", ["fake2025"]),
+    ("\\newcommand{\\mycite}[1]{\\cite{#1}}\n\\mycite{a}", ["a"]),
+    ("\\renewcommand\\citeA[1]{\\citep[see][]{#1}} \\citeA{a}", ["a"]),
+    ("\\let\\mycite\\cite \\mycite[p.~3]{a,b}", ["a", "b"]),
+    ("\\let\\mycite=\\citep \\def\\two{\\mycite} \\two{a}", ["a"]),
+    ("\\NewDocumentCommand{\\mc}{m}{\\parencite{#1}} \\mc{a}", ["a"]),
+    ("\\newcommand{\\bert}{\\cite{devlin2019}} \\bert{} and \\bert", []),
+    ("\\newcommand{\\shortcite}[1]{\\cite{#1}}", []),
+    ("\\def\\cmd#1{see \\cite{#1}} \\newenvironment{e}{\\cite{#1}}{}", []),
 ]
 
 

@@ -24,7 +24,7 @@ from ..paths import Boundary
 from ..pdftext import pdf_text
 from ..texlog import ERROR, FATAL, LogMessage, Recording, needs_rerun, parse_blg, parse_tex_log
 from ..transaction import read_text
-from . import fontcache, outcomes, record, verdicts, warm
+from . import cachetrust, fontcache, outcomes, record, verdicts, warm
 from .rerun import aux_state, bib_input, failed, read_log, settling
 from .verdicts import default_cache_dir
 
@@ -68,6 +68,7 @@ class CompileReport:
     inputs: list[str] = field(default_factory=list)
     bibliographies: list[str] = field(default_factory=list)
     start: str = "cold"  # cold, or how a warm start went (see gates.warm.Start)
+    cache_rejected: int = 0  # cache entries on disk that did not verify and were ignored (gates.cachetrust)
     messages: list[LogMessage] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
 
@@ -119,7 +120,9 @@ class CompileGate:
         self.timeout = timeout
         self.max_runs = max_runs
         self.resolve = resolve
-        self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
+        # where verdicts and warm states are kept: never inside the work tree being checked (gates.cachetrust)
+        self.cache_dir: Path | None = Path(cache_dir) if cache_dir else default_cache_dir()
+        self._configured_cache = Path(cache_dir) if cache_dir else None
         self.use_cache = use_cache
         self.extract_text = extract_text
         # trusted: the manuscript's author is trusted, so engines run without the OS sandbox and nothing is refused
@@ -130,6 +133,7 @@ class CompileGate:
         self.rootdir = rootdir  # bounds a mirrored shared bibliography when no git work tree does
         self.compiles = 0
         self.cache_hits = 0
+        self.cache_rejected = 0  # entries on disk whose HMAC did not verify, ignored
         self._fonts: sandbox.FontDirs | None = None  # the current compile's (fontcache)
         self._stop = ""  # what stopped the last tool run: a sandbox limit or "timeout" (gates.outcomes)
         self._outcome: sandbox.Outcome | None = None  # how the last tool run ended
@@ -169,6 +173,8 @@ class CompileGate:
         if not self.trusted and not confined:
             unconfined.warn_once()
         start = warm.Start()
+        rejected: list[str] = []
+        self.cache_dir = cachetrust.usable_dir(self._configured_cache, root, self.rootdir)
         with envfaults.translated("the compile's sandbox"), sandbox.job_directory() as tree, \
                 fontcache.job_fonts(confined) as self._fonts:
             work, copied = self._copy(root, overrides, tree)
@@ -178,9 +184,10 @@ class CompileGate:
                 (work / rel).write_text(text, encoding="utf-8", newline="")
             sources = verdicts.source_digests(copied, overrides, root)
             key = self._cache_key(engine, sources, root)
-            if self.use_cache and (hit := self._cache_get(key, root.parent)) is not None:
+            if self.use_cache and (hit := self._cache_get(key, root.parent, rejected)) is not None:
                 self.cache_hits += 1
                 hit.cached = True
+                hit.cache_rejected = len(rejected)
                 hit.seconds = time.perf_counter() - started
                 return hit
             refused = None if confined or self.trusted else unconfined.refusal(engine, work)
@@ -194,7 +201,7 @@ class CompileGate:
                 if entry != root.name:
                     (work / root.name).rename(work / entry)
                 if warm_start and self.warm_starts:
-                    start = self._warm_start(engine, copied, root)
+                    start = self._warm_start(engine, copied, root, rejected)
                 start.seeded = warm.seed(work, start.state) if start.state else {}
                 start.bib = start.kept_bib(sources)
                 report = self._run(engine, work, root, JOB, entry, start)
@@ -205,8 +212,11 @@ class CompileGate:
             # the cold check itself, in a fresh sandbox with a fresh deadline
             report = self.compile(root, overrides, warm_start=False)
             report.start = "fallback"
+            report.cache_rejected += len(rejected)
             return report
         report.seconds = time.perf_counter() - started
+        report.cache_rejected = len(rejected)
+        self.cache_rejected += len(rejected)
         self.compiles += 1
         if self.use_cache and not report.timed_out and not report.limit:
             self._cache_put(key, report, root.parent)
@@ -333,14 +343,14 @@ class CompileGate:
         self._stop = outcomes.judge(tool, outcome, self.limits, tree, log, oom_before)
         return not self._stop
 
-    def _warm_start(self, engine: str, copied: dict[str, bytes], root: Path) -> warm.Start:
+    def _warm_start(self, engine: str, copied: dict[str, bytes], root: Path, rejected: list[str]) -> warm.Start:
         """Return a start from the state kept for HEAD (the files on disk), else for the latest compile of `root`."""
         head = self._cache_key(engine, copied, root)
-        state = warm.STORE.get(head, f"{engine}:{root}", self._warm_dir())
+        state = warm.STORE.get(head, f"{engine}:{root}", self._warm_dir(), rejected)
         return warm.Start(state, kind="warm" if state else "cold")
 
     def _warm_dir(self) -> Path | None:
-        return self.cache_dir / "warm" if self.use_cache else None
+        return self.cache_dir / "warm" if self.use_cache and self.cache_dir is not None else None
 
     # -- the verdict cache ---------------------------------------------------------------
     def _cache_key(self, engine: str, sources: dict[str, bytes], root: Path) -> str:
@@ -349,16 +359,19 @@ class CompileGate:
                    str(self.extract_text), str(self.trusted), str(confined)]  # fmt: skip
         return verdicts.cache_key(options, sources)
 
-    def _cache_get(self, key: str, base: Path) -> CompileReport | None:
+    def _cache_get(self, key: str, base: Path, rejected: list[str]) -> CompileReport | None:
         """Return the cached report, its paths moved to `base`: the same bytes may sit in another directory."""
-        data = verdicts.load(self.cache_dir, key, base)
+        if self.cache_dir is None:
+            return None
+        data = verdicts.load(self.cache_dir, key, base, rejected)
         try:
             return CompileReport.from_json(data) if data is not None else None
         except (TypeError, KeyError, ValueError):
             return None
 
     def _cache_put(self, key: str, report: CompileReport, base: Path) -> None:
-        verdicts.store(self.cache_dir, key, report.to_json(), base)
+        if self.cache_dir is not None:
+            verdicts.store(self.cache_dir, key, {**report.to_json(), "cache_rejected": 0}, base)
 
 
 def _relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[str, str]) -> LogMessage:

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..bib import Bibliography, load_bibliography, resolve_bib
 from ..errors import InputError
 from ..explog import EvidenceLog, load_logs
-from ..latex import Scan, false_conditionals, scan
+from ..latex import Scan, cite_commands, false_conditionals, scan
 from ..manuscript import Manuscript, bib_backend, load_manuscript, magic_comments
 from ..model import ERROR, WARNING, GateResult, PatchContext, Violation
 from ..numeric import parse_number
@@ -144,7 +144,8 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig, head: dict[Path, st
     else:
         config = config.for_manuscript(manuscript, head.get(manuscript.root, ""))
     false_ifs = false_conditionals(manuscript.texts.values())
-    scans = [scan(manuscript.texts[path], str(path), false_ifs) for path in manuscript.files]
+    cites = cite_commands(manuscript.texts.values())  # a wrapper the preamble defines cites in every section
+    scans = [scan(manuscript.texts[path], str(path), false_ifs, cites) for path in manuscript.files]
     if head is not None:
         for path, s in zip(manuscript.files, scans, strict=True):
             if head.get(path) != manuscript.texts[path]:

@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from ..tempfiles import write_json
+from . import cachetrust
 
-CACHE_VERSION = "4"
+CACHE_VERSION = "5"
 
 
 def default_cache_dir() -> Path:
-    """Return the user cache directory for verdicts (`$XDG_CACHE_HOME/patchwrite`)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "patchwrite" / "compile"
+    """Return the user cache directory for verdicts (`$XDG_CACHE_HOME/patchwrite/compile`)."""
+    return cachetrust.cache_home() / "compile"
 
 
 def source_digests(copied: dict[str, bytes], overrides: dict[Path, str], root: Path) -> dict[str, bytes]:
@@ -37,22 +37,27 @@ def cache_key(options: list[str], sources: dict[str, bytes]) -> str:
     return digest.hexdigest()
 
 
-def load(cache_dir: Path, key: str, base: Path) -> dict[str, Any] | None:
+def load(cache_dir: Path, key: str, base: Path, rejected: list[str] | None = None) -> dict[str, Any] | None:
     """Return the cached report's JSON data with its paths moved to `base` (the same bytes may sit in another
-    directory), or None."""
+    directory), or None; an entry whose HMAC does not verify is ignored and its path appended to `rejected`."""
+    path = cache_dir / key[:2] / f"{key}.json"
+    data, refused = cachetrust.read_entry(path, "verdict", key)
+    if refused and rejected is not None:
+        rejected.append(str(path))
     try:
-        data = json.loads((cache_dir / key[:2] / f"{key}.json").read_text())
         cached_base = str(data.pop("base"))
         for entry in (*data["messages"], *data["violations"]):
             entry["file"] = _moved(str(entry["file"]), cached_base, base)
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    except (TypeError, KeyError, AttributeError):
         return None
     return data if isinstance(data, dict) else None
 
 
 def store(cache_dir: Path, key: str, data: dict[str, Any], base: Path) -> None:
-    """Store a report's JSON data under `key`, remembering the directory its paths lie in."""
-    write_json(cache_dir / key[:2] / f"{key}.json", {**data, "base": str(base)})  # read-only: only costs speed
+    """Store a report's JSON data under `key`, sealed, remembering the directory its paths lie in."""
+    entry = cachetrust.seal("verdict", key, {**data, "base": str(base)})
+    if entry is not None:
+        write_json(cache_dir / key[:2] / f"{key}.json", entry)  # read-only: only costs speed
 
 
 def _moved(file: str, old: str, new: Path) -> str:

@@ -15,15 +15,14 @@ that writes its own files for a later run (minitoc, glossaries) gets no warm
 start.
 
 States live in memory per process (an LRU of a few manuscripts) and, with the
-verdict cache, on disk beside it, so a `patchwrite apply` after a `patchwrite
-check` of the same bytes starts warm too.
+verdict cache, on disk beside it (sealed, see cachetrust), so a `patchwrite apply`
+after a `patchwrite check` of the same bytes starts warm too.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import os
 import threading
 from collections import OrderedDict
@@ -32,6 +31,7 @@ from pathlib import Path
 
 from ..tempfiles import write_json
 from ..texlog import ERROR, FATAL, LogMessage
+from . import cachetrust
 from .rerun import AUX_SUFFIXES
 
 # what a run writes that no later run reads: never part of a state
@@ -164,18 +164,27 @@ class StateStore:
         self._memory: OrderedDict[str, tuple[str, WarmState]] = OrderedDict()  # digest -> (root, state)
         self._lock = threading.Lock()
 
-    def get(self, digest: str, root: str, directory: Path | None) -> WarmState | None:
-        """Return the state of exactly these sources (memory, then disk), else the latest state of the same root."""
+    def get(
+        self, digest: str, root: str, directory: Path | None, rejected: list[str] | None = None
+    ) -> WarmState | None:
+        """Return the state of exactly these sources (memory, then disk), else the latest state of the same root.
+
+        A state on disk whose HMAC does not verify is ignored and its path appended to `rejected`.
+        """
         with self._lock:
             if digest in self._memory:
                 self._memory.move_to_end(digest)  # HEAD's state stays while its candidates come and go
                 return self._memory[digest][1]
         if directory is not None:
+            path = directory / digest[:2] / f"{digest}.json"
+            data, refused = cachetrust.read_entry(path, "warm", digest)
+            if refused and rejected is not None:
+                rejected.append(str(path))
             try:
-                state = WarmState.from_json(json.loads((directory / digest[:2] / f"{digest}.json").read_text()))
-            except (OSError, ValueError, TypeError, KeyError, AttributeError):
-                pass  # missing, or not a state we wrote: a cold start only costs time
-            else:
+                state = WarmState.from_json(data) if data is not None else None
+            except (ValueError, TypeError, KeyError, AttributeError):
+                state = None  # not a state we wrote: a cold start only costs time
+            if state is not None:
                 self._remember(digest, root, state)
                 return state
         with self._lock:
@@ -185,8 +194,9 @@ class StateStore:
     def put(self, digest: str, root: str, state: WarmState, directory: Path | None) -> None:
         """Keep `state` for the sources with `digest` (also on disk when `directory` is given)."""
         self._remember(digest, root, state)
-        if directory is not None:
-            write_json(directory / digest[:2] / f"{digest}.json", state.to_json())  # read-only: only costs speed
+        entry = cachetrust.seal("warm", digest, state.to_json()) if directory is not None else None
+        if directory is not None and entry is not None:
+            write_json(directory / digest[:2] / f"{digest}.json", entry)  # read-only: only costs speed
 
     def clear(self) -> None:
         """Forget every state kept in memory."""
