@@ -119,7 +119,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         warnings_fail=args.strict,
         trusted=args.trusted_input,
     )
-    out, failed, found = [], False, []
+    out, failed, found, rejected = [], False, [], 0
     roots: dict[Path, Path] = {}  # resolved -> as shown; a section file stands for the root that inputs it
     for name in args.files:
         path = Path(name)
@@ -143,6 +143,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         failed |= not all(r.ok for r in results.values())
         found += [v for r in results.values() for v in r.violations]
+        rejected += int(results["compile"].details.get("cache_rejected", 0))
         out.append({"path": str(path), "gates": {k: r.to_json(Path.cwd()) for k, r in results.items()}})
         if not args.json:
             for gate, result in results.items():
@@ -157,7 +158,6 @@ def cmd_check(args: argparse.Namespace) -> int:
                 print(f"{path}::{gate} {status}{extra}")
                 for line in printed_lines(result.violations, Path.cwd(), "--json"):
                     print(f"  {line}")
-    rejected = sum(int(m["gates"]["compile"].get("cache_rejected", 0)) for m in out)
     if args.json:
         print(json.dumps({"manuscripts": out, "cache_rejected": rejected}, indent=2))
     elif rejected:

@@ -124,12 +124,12 @@ def diff_manuscript(
     failures: list[Violation] = []
     all_new: Counter[tuple[str, str]] = Counter()
     all_old: Counter[tuple[str, str]] = Counter()
-    cites = cite_commands([*manuscript.texts.values(), *base_texts.values()])
+    commands = cite_commands([*manuscript.texts.values(), *base_texts.values()])
     for path in manuscript.files:
         new_text = manuscript.texts[path]
         old_text = base_texts[path]
-        new_tokens, old_tokens = _tokens_by_line(new_text, cites), _tokens_by_line(old_text, cites)
-        numbers_at = {(n.line, n.text): n for n in scan(new_text).numbers}
+        new_tokens, old_tokens = _tokens_by_line(new_text, commands), _tokens_by_line(old_text, commands)
+        numbers_at = {(n.line, n.text): n for n in scan(new_text, cites=commands).numbers}
         all_new.update(t for toks in new_tokens.values() for t in toks)
         all_old.update(t for toks in old_tokens.values() for t in toks)
         changed_lines: set[int] = set()

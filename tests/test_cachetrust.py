@@ -94,7 +94,9 @@ def test_a_forged_warm_state_is_ignored(tmp_path: Path, monkeypatch: pytest.Monk
     require_tool("pdflatex")
     root = tmp_path / "paper" / "main.tex"
     root.parent.mkdir()
-    root.write_text("\\documentclass{article}\n\\begin{document}\n\\section{A}\\label{a} See \\ref{a}.\n\\end{document}\n")
+    root.write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\section{A}\\label{a} See \\ref{a}.\n\\end{document}\n"
+    )
     cache = tmp_path / "cache"
     CompileGate(cache_dir=cache).compile(root)
     [state] = sorted((cache / "warm").glob("??/*.json"))

@@ -108,8 +108,10 @@ def unseal(kind: str, key: str, entry: Any) -> tuple[Any, bool]:
     key_bytes = secret()
     if key_bytes is None:
         return None, False
-    if not isinstance(entry, dict) or not isinstance(entry.get("payload"), str) or not isinstance(
-        entry.get("hmac"), str
+    if (
+        not isinstance(entry, dict)
+        or not isinstance(entry.get("payload"), str)
+        or not isinstance(entry.get("hmac"), str)
     ):
         return None, True
     payload = entry["payload"]
