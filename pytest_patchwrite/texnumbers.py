@@ -29,9 +29,14 @@ NUMBER = re.compile(
     r"(?P<pct>\s*(?:(?:\\,|~)\s*)?\\%|\s*\\percent\b|%)?"
 )
 # a letter (or _) right before the digits makes them part of a name (ResNet50, x_1), unless it ends a
-# control word: TeX ends `\pm` at the digit, so `\pm42{,}930.5` prints the number 42930.5
+# control word that prints no sign: TeX ends `\pm` at the digit, so `\pm42{,}930.5` prints 42930.5;
+# after a macro of the paper's own (`\newcommand{\m}{-}` then `\m0.02`) the printed sign is unknown
 _IN_NAME = re.compile(r"[^\W\d]$")
-_CONTROL_WORD = re.compile(r"\\[A-Za-z@]+$")
+_CONTROL_WORD = re.compile(
+    r"\\(?:pm|mp|approx|sim|simeq|cong|equiv|propto|leq?|geq?|leqslant|geqslant|ll|gg|lt|gt|neq?|times|cdot|div|ast"
+    r"|quad|qquad|enspace|thinspace|medspace|thickspace|to|rightarrow|leftarrow|Rightarrow|mapsto|colon|mid|vert"
+    r"|hline|toprule|midrule|bottomrule|item|par|noindent|newline|linebreak|hfill|centering)$"
+)
 # URLs, DOIs and arXiv identifiers: `\url` and `\href` are structural; these are the bare ones
 _IDENTIFIER = re.compile(
     r"(?:\b(?:https?|ftp)://|\bwww\.)(?:[^\s{}\\]|\\[^A-Za-z\s])+"
