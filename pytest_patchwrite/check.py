@@ -98,7 +98,10 @@ def numbers_result(evidence: EvidenceReport) -> GateResult | None:
 def placeholders_result(evidence: EvidenceReport, report: CompileReport | None = None) -> GateResult:
     """Return the placeholders item's verdict: the candidates the compile's PDF shows, else the source rules."""
     pdf = report.pdf_text if report is not None and report.ok else None
-    return GateResult.of(evidence.placeholders_in(pdf), "placeholders", details={"pdf_checked": pdf is not None})
+    details: dict[str, object] = {"pdf_checked": pdf is not None}
+    if report is not None and report.ok and report.pdf_note:
+        details["pdf_note"] = report.pdf_note  # the PDF was asked for and not read: the source rules decided
+    return GateResult.of(evidence.placeholders_in(pdf), "placeholders", details=details)
 
 
 def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]:

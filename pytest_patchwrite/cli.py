@@ -155,6 +155,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                 if gate == "compile":
                     cached = ", cached" if result.details.get("cached") else ""
                     extra = f" ({result.details['engine']}, {result.details['seconds']:.2f} s{cached})"
+                if result.details.get("pdf_note"):
+                    extra = f" (PDF text not read: {result.details['pdf_note']}; the source rules decided)"
                 print(f"{path}::{gate} {status}{extra}")
                 for line in printed_lines(result.violations, Path.cwd(), "--json"):
                     print(f"  {line}")

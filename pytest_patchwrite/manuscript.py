@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from .errors import InputError, InputTooLarge, PatchwriteError
 from .inputs import MB, limit_for, note_read, read_prefix, read_text
 from .latex import mask, scan
 from .paths import Boundary, repository_top
+from .treecopy import CopyCap, copy_tree
 
 ENGINES = ("pdflatex", "xelatex", "lualatex")
 _SKIP_DIRS = {"__pycache__", "node_modules"}
@@ -202,17 +202,19 @@ def load_manuscript(
             continue
         lineno, name = pending.pop()
         lexical = manuscript.directory / name.strip()
-        if boundary.allowed(lexical) is None and boundary.allowed(f"{lexical}.tex") is None:
+        # an input above the paper (`\input{../macros}`) inside its repository is read, as the engine reads it
+        # from the mirrored work tree (gates.mirror); nothing outside the repository, no dot-file
+        if boundary.allowed(lexical, shared=True) is None and boundary.allowed(f"{lexical}.tex", shared=True) is None:
             # decided before looking: no existence oracle (the reason looks only inside the tree)
-            manuscript.outside.append((path, lineno, name, boundary.why_refused(f"{lexical}.tex")))
+            manuscript.outside.append((path, lineno, name, boundary.why_refused(f"{lexical}.tex", shared=True)))
             continue
         target = resolve_input(manuscript.directory, name)
         if target is None:
             manuscript.missing.append((path, lineno, name))
             continue
-        real = boundary.allowed(target)
+        real = boundary.allowed(target, shared=True)
         if real is None:
-            manuscript.outside.append((path, lineno, name, boundary.why_refused(target)))
+            manuscript.outside.append((path, lineno, name, boundary.why_refused(target, shared=True)))
         elif real not in seen and len(seen) < MAX_FILES:
             stack.append((real, read(real)[::-1]))
     return manuscript
@@ -305,50 +307,32 @@ MAX_COPY_BYTES = 512 * 1024 * 1024
 MAX_COPY_FILES = 20000
 
 
-def copy_manuscript_dir(src: Path, dst: Path, job: str, *, max_bytes: int = MAX_COPY_BYTES) -> dict[str, bytes]:
+def copy_manuscript_dir(
+    src: Path, dst: Path, job: str, *, max_bytes: int = MAX_COPY_BYTES, job_dir: str = ""
+) -> dict[str, bytes]:
     """Copy a manuscript directory; return {relpath: sha256 of its bytes} for each copied file.
 
-    Only regular files and directories whose real path stays inside `src` are
-    copied. Left out: dot-files and dot-directories (VCS data such as
-    `.git/config`, caches) and links to them, the job's stale build outputs,
-    symlinks that leave the directory (a pull request must not smuggle
-    `/etc/passwd` in as `notes.tex`), and files with more than one hard link (one
-    of the names may live outside). Raise InputTooLarge past `max_bytes` or
+    Only regular files and directories inside `src` are copied, opened so that no
+    other process can swap one for a symlink in between (see `treecopy`). Left out:
+    dot-files and dot-directories (VCS data such as `.git/config`, caches) and links
+    to them, the job's stale build outputs (in `job_dir`, the paper's directory
+    relative to `src`), symlinks that leave the directory (a pull request must not
+    smuggle `/etc/passwd` in as `notes.tex`), and files with more than one hard link
+    (one of the names may live outside). Raise InputTooLarge past `max_bytes` or
     `MAX_COPY_FILES` files.
     """
-    copied: dict[str, bytes] = {}
-    src_real = os.path.realpath(src)
-    inside = Boundary(Path(src_real))
-    stale = {f"{job}{suffix}" for suffix in _STALE_SUFFIXES} if job else set()
-    total = 0
-    for dirpath, dirnames, filenames in os.walk(src):
-        # a symlinked directory is listed but not entered by os.walk; keep only real ones inside
-        dirnames[:] = sorted(
-            d for d in dirnames
-            if d not in _SKIP_DIRS and not d.startswith(".") and not os.path.islink(os.path.join(dirpath, d))
-        )  # fmt: skip
-        rel_dir = Path(dirpath).relative_to(src)
-        for name in sorted(filenames):
-            if name.startswith(".") or (rel_dir == Path(".") and name in stale):
-                continue
-            source = Path(dirpath) / name
-            real = inside.allowed(source)
-            if real is None:
-                continue
-            try:
-                info = os.stat(real)
-            except OSError:
-                continue
-            if not stat.S_ISREG(info.st_mode):  # hard links: refused by `allowed`
-                continue
-            total += info.st_size
-            if total > max_bytes or len(copied) >= MAX_COPY_FILES:
-                raise InputTooLarge(
-                    src,
-                    f"the manuscript's directory holds more than {max_bytes >> 20} MB or {MAX_COPY_FILES} files"
-                    "; the sandbox copy is capped",
-                )
-            target = dst / rel_dir / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            copied[str(rel_dir / name)] = copy_hashing(real, target)
-    return copied
+    prefix = f"{job_dir.strip('/')}/" if job_dir.strip("/") else ""
+    stale = {f"{prefix}{job}{suffix}" for suffix in _STALE_SUFFIXES} if job else set()
+
+    def keep(rel: str, is_dir: bool) -> bool:
+        name = rel.rsplit("/", 1)[-1]
+        return name not in _SKIP_DIRS if is_dir else rel not in stale
+
+    try:
+        return copy_tree(src, dst, keep=keep, max_bytes=max_bytes, max_files=MAX_COPY_FILES)
+    except CopyCap:
+        raise InputTooLarge(
+            src,
+            f"the manuscript's directory holds more than {max_bytes >> 20} MB or {MAX_COPY_FILES} files"
+            "; the sandbox copy is capped",
+        ) from None

@@ -1,44 +1,118 @@
-"""The text of a PDF the engine wrote, as a reader would search it (pypdf)."""
+"""The text of a PDF the engine wrote, as a reader would search it (pypdf), read in a bounded child process.
+
+The PDF comes from an untrusted manuscript and is parsed outside the sandbox: a few kilobytes (a
+deflated form XObject of many text operations, drawn again and again) keep pypdf busy for minutes
+and hundreds of megabytes. So pypdf runs in a child process of its own, isolated from the
+manuscript's directory (`python -I`, run from `/`), under a wall-clock limit and an address-space
+cap, with pypdf's own per-extraction limits set low. Past any of them the placeholder check falls
+back to the source rules, and the report says why.
+"""
 
 from __future__ import annotations
 
-import logging
-import warnings
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 MAX_PAGES = 400  # a thesis; beyond that the placeholder check falls back to the source rules
-# The PDF comes from an untrusted manuscript and is parsed outside the sandbox: past these sizes the
-# placeholder check falls back to the source rules instead of spending the runner's memory on it
-# (pypdf itself caps each decompressed stream at 75 MB).
 MAX_PDF_BYTES = 64 * 1024 * 1024
 MAX_TEXT_CHARS = 16 * 1024 * 1024
+PDF_SECONDS = 60.0  # at most; the compile gate passes its own timeout
+PDF_MEMORY_BYTES = 2 << 30  # address space of the child (Python and pypdf themselves take ~150 MB)
+# pypdf's own budgets (pypdf >= 6: `Configuration`), far below its defaults and far above a real paper's needs
+PYPDF_LIMITS = {
+    "xform_maximum_invocations_per_extraction": 500,
+    "zlib_maximum_output_length": 32_000_000,
+    "stream_decoding_work_maximum_length": 64_000_000,
+    "stream_parsing_work_maximum_count": 1_000_000,
+    "array_maximum_element_count": 50_000,
+    "dictionary_maximum_element_count": 50_000,
+    "image_maximum_buffer_size": 16_000_000,
+}
+
+# the child: imports pypdf only (never this package, never the manuscript's directory), prints JSON
+_CHILD = r"""
+import json, logging, sys, warnings
+path, max_pages, max_chars, limits = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
+logging.disable(logging.CRITICAL)
+warnings.simplefilter("ignore")
+import pypdf
+configure = getattr(pypdf, "overwrite_configuration", None)
+if configure is not None:
+    known = getattr(pypdf.Configuration, "__dataclass_fields__", {})
+    configure(**{k: v for k, v in limits.items() if k in known})
+reader = pypdf.PdfReader(path)
+if len(reader.pages) > max_pages:
+    print(json.dumps({"why": f"it has more than {max_pages} pages"}))
+    sys.exit(0)
+parts, size = [], 0
+for page in reader.pages:
+    parts.append(page.extract_text() or "")
+    size += len(parts[-1])
+    if size > max_chars:
+        print(json.dumps({"why": f"its text is longer than {max_chars} characters"}))
+        sys.exit(0)
+print(json.dumps({"text": "\n".join(parts)}))
+"""
+
+
+@dataclass(frozen=True)
+class PdfText:
+    """A PDF's text, or None with why it was not read (`note`)."""
+
+    text: str | None
+    note: str = ""
+
+
+def read_pdf(
+    path: Path,
+    *,
+    seconds: float = PDF_SECONDS,
+    memory_bytes: int = PDF_MEMORY_BYTES,
+    max_pages: int = MAX_PAGES,
+    max_bytes: int = MAX_PDF_BYTES,
+    max_chars: int = MAX_TEXT_CHARS,
+) -> PdfText:
+    """Return the text of every page of `path`, read in a bounded child process, or None and why not."""
+    try:
+        if not path.is_file():
+            return PdfText(None, "there is no PDF")
+        size = path.stat().st_size
+    except OSError as exc:
+        return PdfText(None, f"the PDF cannot be read ({exc.strerror})")
+    if size > max_bytes:
+        return PdfText(None, f"the PDF is larger than {max_bytes >> 20} MB")
+    argv = [sys.executable, "-I", "-c", _CHILD, str(path.resolve()), str(max_pages), str(max_chars),
+            json.dumps(PYPDF_LIMITS)]  # fmt: skip
+    prlimit = shutil.which("prlimit")
+    if prlimit is not None:  # the cap holds for the child alone, set before it runs a line
+        argv = [prlimit, f"--as={memory_bytes}:{memory_bytes}", "--core=0:0", "--", *argv]
+    try:
+        done = subprocess.run(argv, cwd="/", env={"LC_ALL": "C.UTF-8"}, stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=max(1.0, seconds))  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return PdfText(None, f"reading its text took longer than {seconds:g} s")
+    except OSError as exc:
+        return PdfText(None, f"the PDF reader could not start ({exc.strerror})")
+    if done.returncode != 0:
+        if b"MemoryError" in done.stderr[-4096:] or done.returncode < 0:
+            return PdfText(None, f"reading its text needed more than {memory_bytes >> 20} MB")
+        return PdfText(None, "pypdf cannot read it")
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError:
+        return PdfText(None, "pypdf cannot read it")
+    text = answer.get("text")
+    if text is None:
+        return PdfText(None, str(answer.get("why", "pypdf cannot read it")))
+    return PdfText(text, "") if text.strip() else PdfText(None, "the PDF holds no text")
 
 
 def pdf_text(
     path: Path, max_pages: int = MAX_PAGES, max_bytes: int = MAX_PDF_BYTES, max_chars: int = MAX_TEXT_CHARS
 ) -> str | None:
     """Return the text of every page of `path`, or None when there is no PDF, it is too large or cannot be read."""
-    try:
-        from pypdf import PdfReader
-    except ImportError:  # pragma: no cover - a declared dependency
-        return None
-    logging.getLogger("pypdf").setLevel(logging.ERROR)  # its font warnings say nothing about the manuscript
-    try:
-        if not path.is_file() or path.stat().st_size > max_bytes:
-            return None
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            reader = PdfReader(path)
-            if len(reader.pages) > max_pages:
-                return None
-            parts: list[str] = []
-            size = 0
-            for page in reader.pages:
-                parts.append(page.extract_text() or "")
-                size += len(parts[-1])
-                if size > max_chars:
-                    return None
-    except Exception:  # pypdf raises many kinds on odd files; the source rules still apply
-        return None
-    text = "\n".join(parts)
-    return text if text.strip() else None
+    return read_pdf(path, max_pages=max_pages, max_bytes=max_bytes, max_chars=max_chars).text

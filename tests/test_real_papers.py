@@ -285,11 +285,53 @@ PAPERS += [
     ),
 ]
 
+# figures and inputs beside the paper's folder, as many repositories keep them (ReScience C papers among them)
+BLANK_PDF = "%blank-pdf%"  # written as a one-page PDF by `_write`
+ONE_LEVEL_UP = {
+    ".git/HEAD": "ref: refs/heads/main\n",
+    "figures/figure_1.pdf": BLANK_PDF,
+    "shared/macros.tex": "\\newcommand{\\method}{Encoder}\n",
+}
+
+
+def _figure_doc(preamble: str, body: str) -> str:
+    return f"\\documentclass{{article}}\n\\usepackage{{graphicx}}\n{preamble}\\begin{{document}}\n{body}\n\\end{{document}}\n"
+
+
+PAPERS += [
+    Paper(
+        "figure_one_level_up",
+        {**ONE_LEVEL_UP, "paper/main.tex": _figure_doc("", "\\includegraphics{../figures/figure_1.pdf}")},
+        {"compile": set(), "citations": set(), "placeholders": set()},
+        root="paper/main.tex",
+    ),
+    Paper(
+        "graphicspath_one_level_up",
+        {**ONE_LEVEL_UP, "paper/main.tex": _figure_doc("\\graphicspath{{../figures/}}\n", "\\includegraphics{figure_1}")},
+        {"compile": set(), "citations": set(), "placeholders": set()},
+        root="paper/main.tex",
+    ),
+    Paper(
+        "input_one_level_up",
+        {**ONE_LEVEL_UP, "paper/main.tex": _figure_doc("\\input{../shared/macros}\n", "The \\method{} works.")},
+        {"compile": set(), "citations": set(), "placeholders": set()},
+        root="paper/main.tex",
+    ),
+]
+
 
 def _write(directory: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         path = directory / rel
         path.parent.mkdir(parents=True, exist_ok=True)
+        if text == BLANK_PDF:
+            from pypdf import PdfWriter
+
+            writer = PdfWriter()
+            writer.add_blank_page(72, 72)
+            with open(path, "wb") as handle:
+                writer.write(handle)
+            continue
         path.write_text(text, encoding="utf-8")
 
 

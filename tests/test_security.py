@@ -512,31 +512,38 @@ def test_signal_kills_the_engine_and_removes_the_sandbox(signum: int, runner: st
 
 @pytest.mark.parametrize("tool", ["bibtex", "biber"])
 def test_shared_bibliography_one_level_up_compiles_and_nothing_else_is_visible(tool: str, tmp_path: Path) -> None:
-    """`\\bibliography{../refs}` beside `paper/`: the sandbox mirrors that file, and no other file of the repository."""
+    """`\\bibliography{../refs}` beside `paper/`: the sandbox mirrors the repository (its own files, which latexmk
+    sees too), never a dot-directory of it nor anything outside it."""
     require_tool("pdflatex")
     require_tool(tool)
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
+    (repo / ".private").mkdir()
     (repo / "paper").mkdir()
     (repo / "refs.bib").write_text("@misc{k1, title={T}, author={A}, year={2020}}\n")
-    (repo / "other.tex").write_text(SECRET_TEX)
+    (repo / "chapter.tex").write_text("A chapter of the repository.\n")
+    (repo / ".private" / "other.tex").write_text(SECRET_TEX)
+    (tmp_path / "outside.tex").write_text(SECRET_TEX)
     if tool == "bibtex":
-        body = "\\cite{k1}\\input{../other}\\bibliographystyle{plain}\\bibliography{../refs}"
+        body = "\\cite{k1}\\input{../chapter}\\input{../.private/other}\\bibliographystyle{plain}\\bibliography{../refs}"
         preamble = ""
     else:
         body, preamble = (
-            "\\cite{k1}\\input{../other}\\printbibliography",
+            "\\cite{k1}\\input{../chapter}\\input{../.private/other}\\printbibliography",
             "\\usepackage{biblatex}\\addbibresource{../refs.bib}\n",
         )
-    (repo / "paper" / "main.tex").write_text(
-        plain(doc(body.replace("{", "{{").replace("}", "}}"), preamble.replace("{", "{{").replace("}", "}}")))
-    )
-    done = _run_check(repo / "paper" / "main.tex", dict(os.environ), tmp_path / "cache")
+    main = repo / "paper" / "main.tex"
+    main.write_text(plain(doc(body.replace("{", "{{").replace("}", "}}"), preamble.replace("{", "{{").replace("}", "}}"))))
+    done = _run_check(main, dict(os.environ), tmp_path / "cache")
     assert CANARY not in done.stdout + done.stderr
-    assert '"kind": "outside_tree"' in done.stdout  # the evidence gate does not read ../other.tex
+    assert '"kind": "outside_tree"' in done.stdout  # the evidence gate does not read ../.private/other.tex
     assert "other" in done.stdout and '"kind": "missing_file"' in done.stdout, done.stdout  # nor does the engine
-    (repo / "paper" / "main.tex").write_text((repo / "paper" / "main.tex").read_text().replace("\\input{../other}", ""))
-    done = _run_check(repo / "paper" / "main.tex", dict(os.environ), tmp_path / "cache")
+    main.write_text(main.read_text().replace("\\input{../.private/other}", "\\input{../../outside}"))
+    done = _run_check(main, dict(os.environ), tmp_path / "cache")
+    assert CANARY not in done.stdout + done.stderr
+    assert '"kind": "outside_tree"' in done.stdout and '"kind": "missing_file"' in done.stdout, done.stdout
+    main.write_text(main.read_text().replace("\\input{../../outside}", ""))
+    done = _run_check(main, dict(os.environ), tmp_path / "cache")
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -9,12 +9,20 @@ built to exhaust its reader costs a bounded time.
 
 from __future__ import annotations
 
+import os
+import threading
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import require_tool
 
+from pytest_patchwrite import treecopy
+from pytest_patchwrite.check import CheckOptions, check_manuscript
 from pytest_patchwrite.gates.compile import CompileGate, CompileReport, _violations
+from pytest_patchwrite.manuscript import copy_manuscript_dir
+from pytest_patchwrite.pdftext import read_pdf
 from pytest_patchwrite.texlog import parse_tex_log
 
 BROKEN = "Fine.\n\\undefinedmacroxyz here.\n"
@@ -82,3 +90,140 @@ def test_a_driver_failure_fails_the_compile(tmp_path: Path) -> None:
     root = _root(tmp_path, "Hi \\special{pdf:image (nonexist.pdf)}", magic="% !TEX program = xelatex\n")
     report = CompileGate(use_cache=False, timeout=60).compile(root)
     assert not report.ok and report.exit_code == 1, report
+
+
+def _swap_forever(paper: Path, canary: Path, stop: threading.Event) -> None:
+    """Swap `data.tex` between a regular file and a symlink to `canary`, as fast as renames go."""
+    regular, link = paper / "data.tex.r", paper / "data.tex.l"
+    while not stop.is_set():
+        regular.write_text("Inside.\n")
+        os.replace(regular, paper / "data.tex")
+        link.unlink(missing_ok=True)
+        os.symlink(canary, link)
+        os.replace(link, paper / "data.tex")
+
+
+def _copies_with_canary(paper: Path, work: Path, rounds: int, copy: Callable[[Path, Path], object]) -> int:
+    canary = paper.parent / "secret.tex"
+    canary.write_text(f"{CANARY}\n")
+    (paper / "data.tex").write_text("Inside.\n")
+    stop = threading.Event()
+    swapper = threading.Thread(target=_swap_forever, args=(paper, canary, stop), daemon=True)
+    swapper.start()
+    leaked = 0
+    try:
+        for n in range(rounds):
+            target = work / str(n)
+            target.mkdir(parents=True)
+            copy(paper, target)
+            leaked += any(CANARY in p.read_text() for p in target.rglob("*") if p.is_file())
+    finally:
+        stop.set()
+        swapper.join()
+    return leaked
+
+
+CANARY = "CANARYrace7d1e"
+
+
+def test_a_file_swapped_for_a_symlink_during_the_copy_never_brings_the_outside_in(tmp_path: Path) -> None:
+    """A thread hammers renames while the copy runs, 400 times: the canary never reaches a copy."""
+    paper = tmp_path / "repo" / "paper"
+    paper.mkdir(parents=True)
+    (paper / "main.tex").write_text("\\documentclass{article}\\begin{document}\\input{data}\\end{document}\n")
+    copy = lambda src, dst: copy_manuscript_dir(src, dst, "patchwrite")  # noqa: E731
+    assert _copies_with_canary(paper, tmp_path / "after", 400, copy) == 0
+
+
+def test_the_swap_between_listing_and_opening_is_refused(tmp_path: Path) -> None:
+    """The same swap at the worst instant, made deterministic: after the check (or the listing), before the open."""
+    paper, canary = tmp_path / "paper", tmp_path / "secret.tex"
+    paper.mkdir()
+    canary.write_text(f"{CANARY}\n")
+
+    def swap() -> None:
+        (paper / "data.tex").unlink()
+        os.symlink(canary, paper / "data.tex")
+
+    # the self-test: a check of the path's real place and kind, then an open by name, copies the outside file
+    (paper / "data.tex").write_text("Inside.\n")
+    real = Path(os.path.realpath(paper / "data.tex"))
+    assert real.parent == paper.resolve() and real.is_file()
+    swap()
+    assert CANARY in real.read_text()
+    # the copy opens relative to the directory's descriptor with O_NOFOLLOW and judges the opened file
+    (paper / "data.tex").unlink()
+    (paper / "data.tex").write_text("Inside.\n")
+    dir_fd = os.open(paper, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        swap()
+        assert treecopy._open_file("data.tex", dir_fd, "data.tex") is None
+        top_fd = os.open(paper, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            assert treecopy._open_beneath(top_fd, str(paper.resolve()), "data.tex") is None  # the link leaves
+            os.symlink("data.tex", paper / "alias.tex")  # a link to a link that leaves
+            assert treecopy._open_beneath(top_fd, str(paper.resolve()), "alias.tex") is None
+            (paper / "data.tex").unlink()
+            (paper / "data.tex").write_text("Inside.\n")
+            opened = treecopy._open_beneath(top_fd, str(paper.resolve()), "alias.tex")
+            assert opened is not None and opened[1] == "data.tex"
+            os.close(opened[0])
+        finally:
+            os.close(top_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def test_one_message_per_error_and_line(tmp_path: Path) -> None:
+    """xelatex reports a picture it cannot load twice at the same line; the verdict says it once."""
+    require_tool("xelatex")
+    root = _root(tmp_path, "\\includegraphics{nofigure.pdf}", preamble="\\usepackage{graphicx}\n",
+                 magic="% !TEX program = xelatex\n")  # fmt: skip
+    report = CompileGate(use_cache=False, timeout=60).compile(root)
+    shown = [(v.kind, v.line, v.message) for v in report.violations]
+    assert len(shown) == 1 and "nofigure.pdf" in shown[0][2], shown
+
+
+def _form_bomb(ops: int) -> bytes:
+    """Return a one-page PDF whose page draws a deflated form XObject of `ops` text operations (a few KB)."""
+    form = zlib.compress(b"BT /F1 1 Tf 0 0 Td (a) Tj ET\n" * ops, 9)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /X0 5 0 R >> "
+        b"/Font << /F1 6 0 R >> >> /Contents 4 0 R >>",
+        b"<< /Length 11 >>\nstream\nq /X0 Do Q\n\nendstream",
+        b"<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 6 0 R >> >> "
+        b"/Filter /FlateDecode /Length %d >>\nstream\n" % len(form) + form + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_a_pdf_built_to_exhaust_its_reader_is_read_within_the_timeout(tmp_path: Path) -> None:
+    """A 10 KB figure drawn 40 times: pypdf would take tens of minutes; the source rules decide instead, and say so."""
+    require_tool("pdflatex")
+    (tmp_path / "bomb.pdf").write_bytes(_form_bomb(100_000))
+    draws = "\n".join("\\includegraphics[width=1cm]{bomb.pdf}" for _ in range(40))
+    root = _root(tmp_path, f"TODO: finish.\n{draws}", preamble="\\usepackage{graphicx}\n")
+    results = check_manuscript(root, CheckOptions(use_cache=False, timeout=10))
+    assert results["compile"].ok, results["compile"]
+    placeholders = results["placeholders"]
+    assert placeholders.details["pdf_checked"] is False
+    assert "took longer than 10 s" in placeholders.details["pdf_note"]
+    assert [v.token for v in placeholders.violations] == ["TODO"]  # the source rules decided
+
+
+def test_the_pdf_reader_runs_under_a_memory_cap(tmp_path: Path) -> None:
+    (tmp_path / "bomb.pdf").write_bytes(_form_bomb(100_000))
+    found = read_pdf(tmp_path / "bomb.pdf", seconds=60, memory_bytes=64 << 20)  # below what Python itself needs
+    assert found.text is None and "more than 64 MB" in found.note, found

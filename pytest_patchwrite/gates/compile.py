@@ -13,18 +13,14 @@ from .. import envfaults, sandbox, unconfined
 from ..engines import needed_engine
 from ..manuscript import (
     ENGINES,
-    copy_hashing,
-    copy_manuscript_dir,
     infer_engine,
-    load_manuscript,
-    shared_bibliographies,
 )
 from ..model import WARNING, GateResult, PatchContext, Violation, failing
 from ..paths import Boundary
-from ..pdftext import pdf_text
+from ..pdftext import PDF_SECONDS, read_pdf
 from ..texlog import ERROR, FATAL, LogMessage, Recording, needs_rerun, parse_blg, parse_tex_log
 from ..transaction import read_text
-from . import cachetrust, fontcache, outcomes, record, verdicts, warm
+from . import cachetrust, fontcache, mirror, outcomes, record, verdicts, warm
 from .rerun import aux_state, bib_input, failed, read_log, settling
 from .verdicts import default_cache_dir
 
@@ -62,6 +58,7 @@ class CompileReport:
     unsettled: bool = False
     cached: bool = False
     pdf_text: str | None = None  # the PDF's text, when asked for (`extract_text`) and the compile passed
+    pdf_note: str = ""  # why the PDF's text was not read, when it was asked for (pdftext: bounded)
     exit_code: int | None = None  # the last engine run's exit status (None: it never ended by itself)
     # the engine's record (gates.record), paths relative to the root's directory: the manuscript's files the
     # last run read (its .fls) and the bibliographies bibtex/biber were asked to read (\bibdata, the .bcf)
@@ -137,6 +134,7 @@ class CompileGate:
         self._fonts: sandbox.FontDirs | None = None  # the current compile's (fontcache)
         self._stop = ""  # what stopped the last tool run: a sandbox limit or "timeout" (gates.outcomes)
         self._outcome: sandbox.Outcome | None = None  # how the last tool run ended
+        self.mirrored = ""  # what of the repository the last copy mirrored (gates.mirror)
 
     # -- the Gate protocol ------------------------------------------------------------
     def check(self, text: str, context: PatchContext) -> GateResult:
@@ -225,21 +223,11 @@ class CompileGate:
     def _copy(self, root: Path, overrides: dict[Path, str], tree: Path) -> tuple[Path, dict[str, bytes]]:
         """Copy the manuscript into `tree`; return (its directory there, {relpath: sha256}).
 
-        A bibliography one level up (`\\bibliography{../refs}`) inside the repository is
-        mirrored at the same place relative to the paper, and nothing else of the repository.
+        A paper that names anything above its directory (`../figures/`) gets its repository mirrored
+        (minus dot-files; see gates.mirror), else only its own directory is copied.
         """
         boundary = Boundary.for_root(root, self.rootdir)
-        shared = shared_bibliographies(load_manuscript(root, overrides, boundary=boundary)) if boundary.shared else []
-        top = boundary.shared
-        if not shared or top is None:
-            return tree, copy_manuscript_dir(root.parent, tree, JOB)
-        work = tree / boundary.tree.relative_to(top)
-        work.mkdir(parents=True)
-        copied = copy_manuscript_dir(root.parent, work, JOB)
-        for path in shared:
-            target = tree / path.relative_to(top)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            copied[os.path.relpath(target, work)] = copy_hashing(path, target)
+        work, copied, self.mirrored = mirror.copy_for_compile(root, overrides, tree, boundary, JOB)
         return work, copied
 
     def _run(self, engine: str, work: Path, root: Path, job: str, entry: str, start: warm.Start) -> CompileReport:
@@ -308,7 +296,9 @@ class CompileGate:
             report.violations = [Violation("sandbox_limit", str(root), 0, report.limit, message)]
         report.ok = not failing(report.violations)
         if report.ok and self.extract_text:
-            report.pdf_text = pdf_text(pdf)  # the sandbox is temporary: read it now
+            # the sandbox is temporary: read it now, in a child process bounded by the gate's own timeout
+            found = read_pdf(pdf, seconds=min(self.timeout, PDF_SECONDS))
+            report.pdf_text, report.pdf_note = found.text, found.note
         return report
 
     @staticmethod
@@ -422,6 +412,8 @@ def _violations(
     located = [m for m in errors if m.kind not in ("emergency_stop", "fatal_error", "no_output")]
     shown = located or errors
     violations = [_locate(Violation(m.kind, m.file or str(root), m.line, m.token, _hint(m, root))) for m in shown]
+    # one message per error and line: xelatex reports a picture it cannot load twice, at the same place
+    violations = list({(v.kind, v.file, v.line, v.message): v for v in violations}.values())
     for m in deliberate if not violations else []:
         msg = _hint(m, root) + "; TeX only warns and the PDF is complete, but everything after it stays in that group"
         violations.append(Violation(m.kind, m.file, m.line, m.token, msg, severity=WARNING))
