@@ -1,8 +1,9 @@
 """pytest-patchwrite: keep LaTeX manuscripts valid while people and agents edit them."""
 
 from .edit import Edit, EditError, apply_edit, number_lines, parse_edit
+from .errors import InputError
 from .model import Gate, GateResult, PatchContext, PatchwriteWarning, Violation
-from .transaction import InputError, PatchResult, try_patch
+from .transaction import PatchResult, try_patch
 
 __version__ = "0.1.0"
 

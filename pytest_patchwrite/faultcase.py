@@ -11,9 +11,9 @@ import pytest
 from .corpus import DOCUMENTS, FAULTS, Fault, FaultNotApplicable, inject, materialize, select
 from .edit import Edit, number_lines
 from .fixtures import EvidenceTokens
+from .inputs import read_text
 from .model import Gate
 from .settings import SETTINGS
-from .transaction import read_text
 
 
 @dataclass

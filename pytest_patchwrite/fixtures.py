@@ -13,11 +13,12 @@ import pytest
 
 from .edit import Edit, number_lines
 from .gates.evidence import EvidenceGate
+from .inputs import read_text
 from .latex import scan
 from .manuscript import copy_manuscript_dir, find_root
 from .model import Gate
 from .settings import SETTINGS
-from .transaction import PatchResult, read_text
+from .transaction import PatchResult
 from .transaction import try_patch as _try_patch
 
 

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import InputError
 from .gates.evidence import EvidenceConfig, EvidenceReport, as_added, evaluate
 from .gates.headrules import line_opcodes, settings_changes
 from .latex import cite_commands, scan
 from .manuscript import load_manuscript
 from .model import WARNING, GateResult, Violation, display_path, failing
-from .transaction import InputError
 
 
 class BaseError(InputError):

@@ -10,9 +10,9 @@ import pytest
 
 from .edit import DEFAULT_MAX_SPAN
 from .gates.evidence import EvidenceConfig, evaluate
+from .inputs import read_text
 from .manuscript import find_root, load_manuscript
 from .proposers.base import ProposalRequest, Proposer
-from .transaction import read_text
 
 
 def add_options(parser: pytest.Parser) -> None:

@@ -16,8 +16,7 @@ from typing import Any
 
 from . import envfaults
 from .edit import DEFAULT_MAX_SPAN, Edit, EditError, apply_edit, check_edit, count_lines, parse_edit
-from .errors import EnvironmentFault
-from .errors import InputError as InputError  # re-exported: the historical import place
+from .errors import EnvironmentFault, InputError
 from .inputs import Reads, changed_since, read_text, recording_reads
 from .model import Gate, PatchContext, Violation
 from .tempfiles import TEMP_SUFFIX, sweep_dir, temp_file_prefix

@@ -12,7 +12,7 @@ from pytest_patchwrite.autoraters.citation_metrics import citation_f1, macro_ave
 from pytest_patchwrite.autoraters.matching import match_references
 from pytest_patchwrite.autoraters.references import Reference, load_references, normalize_title
 from pytest_patchwrite.cli import main
-from pytest_patchwrite.transaction import InputError
+from pytest_patchwrite.errors import InputError
 
 
 def ref(num: int, title: str, year: str = "2020", doi: str | None = None, arxiv: str | None = None) -> Reference:

@@ -116,12 +116,12 @@ def test_invalid_yaml_and_deep_json_logs_are_input_errors(tmp_path: Path) -> Non
 def test_an_unexpected_exception_is_exit_3_with_a_hint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_patchwrite import cli
+    from pytest_patchwrite.commands import number
 
     def broken(_args: object) -> int:
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(cli, "cmd_number", broken)
+    monkeypatch.setattr(number, "run", broken)
     assert main(["number", str(tmp_path / "x.tex")]) == 3
     err = capsys.readouterr().err
     assert "internal error: ZeroDivisionError" in err and "please report it" in err and "--debug" in err

@@ -258,3 +258,15 @@ def test_propose_fixture_with_the_local_model(pytester: pytest.Pytester) -> None
     skipped = pytester.runpytest_subprocess("-k", "en_vision_01-fake_cite", "-rs")
     skipped.assert_outcomes(skipped=1)
     skipped.stdout.fnmatch_lines(["*no proposer: pass --patchwrite-proposer*"])
+
+
+def test_propose_apply_runs_the_proposal_through_the_gates(peer: tuple[str, type[_Peer]], tmp_path: Path) -> None:
+    from pytest_patchwrite.cli import main
+
+    url, _handler = peer
+    paper = tmp_path / "notes.tex"
+    paper.write_text("TODO remove me\nkept\n")
+    args = ["propose", str(paper), "--note", "a placeholder", "--apply", "--proposer", "openai", "--base-url", url,
+            "--model", "peer", "--no-compile-gate", "--no-evidence-gate"]  # fmt: skip
+    assert main(args) == 0
+    assert paper.read_text() == "kept\n"

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from pytest_patchwrite.edit import Edit
+from pytest_patchwrite.errors import InputError
+from pytest_patchwrite.inputs import read_text
 from pytest_patchwrite.model import GateResult, PatchContext, Violation
-from pytest_patchwrite.transaction import InputError, read_text, try_patch
+from pytest_patchwrite.transaction import try_patch
 
 HEAD = "".join(f"line {i}\n" for i in range(1, 21))
 

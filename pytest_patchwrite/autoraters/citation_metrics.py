@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..transaction import InputError
+from ..errors import InputError
 from .matching import Matching, match_references
 from .references import Reference
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..inputs import load_json, read_json
-from ..transaction import InputError, read_text
+from ..commands.common import EXIT_FAILED, EXIT_OK
+from ..errors import InputError
+from ..inputs import load_json, read_json, read_text
 
 # the autoraters import rapidfuzz, pylatexenc, bibtexparser and jsonschema (about a second): only `rate` pays it
 if TYPE_CHECKING:
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 
 MODES = ("skill", "paperorchestra")
 
-EXIT_OK, EXIT_FAILED = 0, 1
 #: unreadable verdicts listed in the text output (all of them are in --json)
 MAX_LISTED_ERRORS = 20
 
@@ -293,8 +292,8 @@ def _judge_options(parser: argparse.ArgumentParser, required: bool = False) -> N
     parser.add_argument("--json", action="store_true")  # fmt: skip
 
 
-def add_rate_parser(sub: Any) -> None:
-    """Register `patchwrite rate` and its subcommands on the main parser's subparsers."""
+def register(sub: Any) -> None:
+    """Add `patchwrite rate` and its subcommands to the main parser's subparsers."""
     rate = sub.add_parser("rate", help="autoraters: citation F1, side-by-side, literature review, halt rule")
     commands = rate.add_subparsers(dest="rate_command", required=True, parser_class=type(rate))
 
@@ -343,9 +342,3 @@ def add_rate_parser(sub: Any) -> None:
     halt.add_argument("--json", action="store_true")
     halt.set_defaults(func=cmd_halt)
 
-
-def main(argv: list[str] | None = None) -> int:  # pragma: no cover - `patchwrite rate` is the entry point
-    """Run `patchwrite rate ...`."""
-    from ..cli import main as patchwrite_main
-
-    return patchwrite_main(["rate", *(argv if argv is not None else sys.argv[1:])])

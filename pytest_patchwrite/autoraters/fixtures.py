@@ -53,7 +53,7 @@ def session_judge(config: pytest.Config) -> Judge | None:
         spec = judge_spec(config)
         judge = None
         if spec:
-            from ..transaction import InputError
+            from ..errors import InputError
             from .judges import make_judge
 
             cache = getattr(config, "cache", None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..transaction import InputError
+from ..errors import InputError
 
 DECISIONS = ("accept_improved", "accept_tied_non_negative", "revert_tied_negative", "revert_decreased",
              "halt_plateau")  # fmt: skip

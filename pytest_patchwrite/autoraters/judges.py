@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..errors import InputError
 from ..proposers.base import Proposal, ProposerError
-from ..transaction import InputError
 from . import prompts
 from .cache import ReplyCache, cache_key
 from .citation_metrics import Partition

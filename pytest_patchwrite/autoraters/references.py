@@ -17,11 +17,12 @@ from pylatexenc.latex2text import (  # type: ignore[import-untyped,unused-ignore
 )
 
 from ..bib import resolve_bib
+from ..errors import InputError
 from ..gates.evidence import EvidenceConfig
+from ..inputs import read_text
 from ..latex import mask, scan
 from ..manuscript import Manuscript
 from ..paths import Boundary, OutsideTree
-from ..transaction import InputError, read_text
 from .sections import Reader, flatten
 
 _DOI = re.compile(r"(10\.\d{4,9}/\S+)", re.IGNORECASE)

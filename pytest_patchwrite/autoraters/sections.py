@@ -7,10 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import InputError
+from ..inputs import read_text
 from ..latex import command_args, mask
 from ..manuscript import input_spans
 from ..paths import Boundary
-from ..transaction import InputError, read_text
 
 Reader = Callable[[Path], "str | None"]
 

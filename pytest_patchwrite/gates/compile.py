@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .. import envfaults, sandbox, unconfined
 from ..engines import needed_engine
+from ..inputs import read_text
 from ..manuscript import (
     ENGINES,
     infer_engine,
@@ -19,7 +20,6 @@ from ..model import WARNING, GateResult, PatchContext, Violation, failing
 from ..paths import Boundary
 from ..pdftext import PDF_SECONDS, read_pdf
 from ..texlog import ERROR, FATAL, LogMessage, Recording, needs_rerun, parse_blg, parse_tex_log
-from ..transaction import read_text
 from . import cachetrust, fontcache, mirror, outcomes, record, verdicts, warm
 from .rerun import aux_state, bib_input, failed, read_log, settling
 from .verdicts import default_cache_dir

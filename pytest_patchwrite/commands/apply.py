@@ -1,0 +1,83 @@
+"""`patchwrite apply FILE [EDIT]`: one bounded edit, committed only when every gate passes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..edit import DEFAULT_MAX_SPAN
+from ..errors import EnvironmentFault, InputError
+from ..inputs import read_bytes, read_stream
+from ..transaction import edit_target, try_patch
+from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, TRUSTED_HELP, add_engine_option, gates_for, one_line, seconds
+
+
+def register(sub: Any) -> None:
+    """Add the `apply` subcommand."""
+    parser = sub.add_parser("apply", help="apply one EDIT/DELETE to FILE if every gate passes")
+    parser.add_argument("file")
+    parser.add_argument("edit", nargs="?", default="-", help="file holding the edit, or - for stdin (default)")
+    parser.add_argument("--max-span", type=int, default=DEFAULT_MAX_SPAN)
+    parser.add_argument("--no-compile-gate", action="store_true")
+    parser.add_argument("--no-evidence-gate", action="store_true")
+    add_engine_option(parser)
+    parser.add_argument("--timeout", type=seconds, default=None)
+    parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    parser.add_argument(
+        "--replace-read-only", action="store_true", help="commit to a read-only FILE (it stays read-only)"
+    )
+    parser.add_argument("--trusted-input", action="store_true", help=TRUSTED_HELP)
+    parser.set_defaults(func=run)
+
+
+def read_edit(source: str) -> str:
+    """Return the edit text read from the file `source` or from stdin (`-`); an empty edit is an input error."""
+    if source == "-":
+        name = "<stdin>"
+        data = read_stream(sys.stdin.buffer, name, "edit")
+    else:
+        name = source
+        data = read_bytes(Path(source), "edit")
+    # undecodable bytes become lone surrogates: the parser rejects them in a body (invalid_text), with the line
+    text = data.decode("utf-8", "surrogateescape")
+    if not text.strip():
+        raise InputError(name, "the edit is empty; expected an `EDIT N M` block or a `DELETE N M` line")
+    return text
+
+
+def run(args: argparse.Namespace) -> int:
+    """Apply one edit to FILE behind the gates; return the exit code."""
+    path = Path(args.file)
+    edit_target(path, replace_read_only=args.replace_read_only)  # a clear error before any gate is built
+    edit_text = read_edit(args.edit)
+    gates = gates_for(args, path)
+    try:
+        result = try_patch(path, edit_text, gates, max_span=args.max_span, replace_read_only=args.replace_read_only)
+    except EnvironmentFault as exc:
+        if not args.json:
+            raise
+        print(json.dumps(fault_json(exc), indent=2))
+        print(f"patchwrite: environment error: {one_line(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(result.to_json(Path.cwd()), indent=2))
+        return EXIT_OK if result.accepted else EXIT_FAILED
+    if result.accepted:
+        lo, hi = result.span or (0, 0)
+        print(f"{path}: accepted {result.edit.verb if result.edit else 'EDIT'} {lo} {hi} ({result.seconds:.2f} s)")
+    else:
+        print(f"{path}: rejected at {result.stage} ({result.reason})")
+        for violation in result.violations:
+            print(violation.format(Path.cwd()) if violation.line else f"{path}: {violation.kind}: {violation.message}")
+    for check, why in result.skipped.items():
+        print(f"{path}: {check} not checked: {why}")
+    return EXIT_OK if result.accepted else EXIT_FAILED
+
+
+def fault_json(exc: EnvironmentFault) -> dict[str, object]:
+    """Return the `apply --json` object of a transaction an environment fault stopped (no verdict)."""
+    return {"accepted": False, "stage": exc.stage, "reason": exc.reason, "span": None, "violations": [],
+            "skipped": {}, "error": exc.to_json()}  # fmt: skip

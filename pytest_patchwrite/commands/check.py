@@ -1,0 +1,112 @@
+"""`patchwrite check FILE...`: every gate on each root manuscript."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import EnvironmentFault, InputError
+from ..inputs import read_text
+from ..model import WARNING, printed_lines
+from .common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    SARIF_HELP,
+    TRUSTED_HELP,
+    add_engine_option,
+    one_line,
+    seconds,
+    write_sarif,
+)
+
+
+def register(sub: Any) -> None:
+    """Add the `check` subcommand."""
+    parser = sub.add_parser("check", help="run every gate on each root manuscript")
+    parser.add_argument("files", nargs="+", metavar="FILE")
+    add_engine_option(parser)
+    parser.add_argument(
+        "--timeout", type=seconds, default=None, help="seconds before the engine is killed (default 60)"
+    )
+    parser.add_argument("--no-cache", action="store_true", help="compile even when a verdict is cached")
+    parser.add_argument("--max-runs", type=int, default=5, help="most engine runs per compile (default 5)")
+    parser.add_argument("--strict", action="store_true", help="warnings (e.g. a repeated bib entry) fail too")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--trusted-input", action="store_true", help=TRUSTED_HELP)
+    parser.add_argument("--sarif", metavar="FILE", default=None, help=SARIF_HELP)
+    parser.set_defaults(func=run)
+
+
+def roots_of(names: list[str]) -> list[Path]:
+    """Return the root manuscripts the named files stand for, each once (a section stands for its root)."""
+    from ..manuscript import find_root, is_root
+
+    roots: dict[Path, Path] = {}  # resolved -> as shown
+    for name in names:
+        path = Path(name)
+        root = path
+        if not is_root(read_text(path)):
+            root = find_root(path)
+            if root == path.resolve():
+                raise InputError(path, "not a root manuscript (no \\documentclass) and no root nearby \\inputs it")
+            relative = Path(os.path.relpath(root))
+            root = relative if not str(relative).startswith("..") else root
+        roots.setdefault(root.resolve(), root)
+    return list(roots.values())
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run every gate on each root manuscript; return the exit code."""
+    from ..check import CheckOptions, check_manuscript
+
+    if args.max_runs < 1:
+        raise InputError("--max-runs", f"{args.max_runs}: at least one engine run is needed")
+    options = CheckOptions(
+        engine=args.engine,
+        timeout=args.timeout or 60.0,
+        max_runs=args.max_runs,
+        use_cache=not args.no_cache,
+        warnings_fail=args.strict,
+        trusted=args.trusted_input,
+    )
+    out, failed, found, rejected = [], False, [], 0
+    for path in roots_of(args.files):
+        try:
+            results = check_manuscript(path, options)
+        except EnvironmentFault as exc:
+            if not args.json:
+                raise
+            out.append({"path": str(path), "gates": {}, "error": exc.to_json()})
+            print(json.dumps({"manuscripts": out}, indent=2))
+            print(f"patchwrite: environment error: {one_line(str(exc))}", file=sys.stderr)
+            return EXIT_USAGE
+        failed |= not all(r.ok for r in results.values())
+        found += [v for r in results.values() for v in r.violations]
+        rejected += int(results["compile"].details.get("cache_rejected", 0))
+        out.append({"path": str(path), "gates": {k: r.to_json(Path.cwd()) for k, r in results.items()}})
+        if not args.json:
+            for gate, result in results.items():
+                warned = sum(v.severity == WARNING for v in result.violations)
+                status = ("ok" if result.ok else "FAILED") + (f" ({warned} warning(s))" if warned else "")
+                if "skipped" in result.details:
+                    status = f"skipped ({result.details['skipped']})"
+                extra = ""
+                if gate == "compile":
+                    cached = ", cached" if result.details.get("cached") else ""
+                    extra = f" ({result.details['engine']}, {result.details['seconds']:.2f} s{cached})"
+                if result.details.get("pdf_note"):
+                    extra = f" (PDF text not read: {result.details['pdf_note']}; the source rules decided)"
+                print(f"{path}::{gate} {status}{extra}")
+                for line in printed_lines(result.violations, Path.cwd(), "--json"):
+                    print(f"  {line}")
+    if args.json:
+        print(json.dumps({"manuscripts": out, "cache_rejected": rejected}, indent=2))
+    elif rejected:
+        print(f"cache entries rejected: {rejected} (their HMAC did not verify; ignored)", file=sys.stderr)
+    write_sarif(args.sarif, found)
+    return EXIT_FAILED if failed else EXIT_OK

@@ -1,0 +1,70 @@
+"""What several subcommands share: exit codes, option types and the gate list built from options."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import InputError
+from ..inputs import parse_seconds
+from ..model import Gate
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+ENGINES = ("pdflatex", "xelatex", "lualatex")
+SARIF_HELP = "also write every violation to FILE as SARIF 2.1.0 (for GitHub code scanning)"
+TRUSTED_HELP = (
+    "the manuscript's author is trusted: run TeX without the OS sandbox and read files outside its tree "
+    "(never for a pull request from a stranger)"
+)
+
+
+def seconds(text: str) -> float:
+    """Return a duration option's seconds (an argparse type: a bad value is a usage error)."""
+    try:
+        return parse_seconds(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(exc.problem) from None
+
+
+def add_engine_option(parser: argparse.ArgumentParser) -> None:
+    """Add `--engine` (default: the one the manuscript asks for)."""
+    parser.add_argument("--engine", choices=ENGINES, default=None)
+
+
+def gates_for(args: argparse.Namespace, path: Path) -> list[Gate]:
+    """Return the gates the edit options (`--no-*-gate`, `--engine`, `--timeout`, `--trusted-input`) ask for."""
+    from ..gates import default_gates
+
+    return default_gates(
+        path,
+        compile_gate=not args.no_compile_gate,
+        evidence_gate=not args.no_evidence_gate,
+        engine=args.engine,
+        timeout=args.timeout,
+        trusted=getattr(args, "trusted_input", False),
+    )
+
+
+def csv_choices(value: str | None, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
+    """Return the comma-separated subset of `allowed` in `value` (all of them when empty)."""
+    if not value:
+        return allowed
+    chosen = tuple(v.strip() for v in value.split(",") if v.strip())
+    unknown = [v for v in chosen if v not in allowed]
+    if unknown:
+        raise InputError(f"--{what}", f"unknown {what} {', '.join(unknown)}; choose from {', '.join(allowed)}")
+    return chosen
+
+
+def one_line(message: str) -> str:
+    """Return the first line of `message`, cut at 500 characters (what an error line shows)."""
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    return first if len(first) <= 500 else first[:500] + "..."
+
+
+def write_sarif(target: str | None, violations: list) -> None:
+    """Write `violations` to the SARIF file `target` when one was asked for (`--sarif FILE`)."""
+    from ..sarif import write_sarif as write
+
+    if target and not write(Path(target), violations):
+        raise InputError(target, "cannot write the SARIF file there")

@@ -1,0 +1,12 @@
+"""`patchwrite explain [KIND]`: the command's parser and body live with the kinds, in `explain.py`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..explain import add_explain_parser
+
+
+def register(sub: Any) -> None:
+    """Add the `explain` subcommand."""
+    add_explain_parser(sub)
