@@ -488,3 +488,24 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importlib.metadata, "version", absent)
     with pytest.raises(InputError, match=r"pip install 'pytest-patchwrite\[mcp\]'"):
         _require_sdk()
+
+
+def test_an_internal_error_is_one_line_and_logged(served: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from pytest_patchwrite.mcpserver.server import _run_tool
+    from pytest_patchwrite.mcpserver.workspace import Workspace
+
+    workspace = Workspace(served)
+
+    def broken() -> dict[str, Any]:
+        raise KeyError("a bug\nwith two lines")
+
+    with pytest.raises(ToolError) as raised:
+        _run_tool(workspace, broken)
+    message = str(raised.value)
+    assert message.startswith("internal error: KeyError:") and "\n" not in message
+    assert "bug in patchwrite" in message
+    assert any(r.exc_info and "a bug" in str(r.exc_info[1]) for r in caplog.records)  # the traceback, for stderr
+    assert not workspace.lock.locked()  # the next call is served
+    assert _run_tool(workspace, workspace.read_numbered, "main.tex", 1, 1)["end"] == 1

@@ -226,6 +226,9 @@ class Workspace:
         gates = {}
         for name, result in results.items():
             data = result.to_json(self.directory)
+            for key, value in data.items():
+                if isinstance(value, list) and key != "violations" and len(value) > MAX_FILES_LISTED:
+                    data[key] = value[:MAX_FILES_LISTED]  # the files a gate read: bounded like the listing
             data["violations"], omitted = self._violations(result.violations)
             if omitted:
                 data["violations_omitted"] = omitted
