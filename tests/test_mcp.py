@@ -115,6 +115,9 @@ def test_tools_and_their_schemas(served: Path) -> None:
     assert tools["read_numbered"].annotations.read_only_hint is True
     assert tools["apply_edit"].annotations.read_only_hint is False
     assert all(tool.description and tool.output_schema for tool in tools.values())
+    result_fields = apply.output_schema["properties"]
+    assert {"accepted", "stage", "reason", "span", "violations", "revision", "context", "hint"} <= set(result_fields)
+    assert "revision" in tools["read_numbered"].output_schema["required"]
 
 
 def test_list_and_read_numbered(served: Path) -> None:
@@ -133,7 +136,7 @@ def test_list_and_read_numbered(served: Path) -> None:
     assert whole["text"] == number_lines(intro.read_text())
     assert whole["revision"] == sha(intro)
     assert (whole["start"], whole["end"], whole["total_lines"]) == (1, 6, 6)
-    assert "next_start" not in whole
+    assert whole["next_start"] is None
     lines = number_lines((served / "main.tex").read_text()).splitlines(keepends=True)
     assert window["text"] == "".join(lines[2:5])
     assert window["text"].startswith(" 3 | \\documentclass")

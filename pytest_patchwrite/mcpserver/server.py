@@ -19,7 +19,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..errors import PatchwriteError
@@ -68,6 +68,52 @@ citations, numbers against the experimental logs, placeholders) without changing
 DIFF_DESCRIPTION = """Report what the manuscript that reads `path` moved against a git revision `base` (e.g. HEAD,
 origin/main): every number and cite key removed, added or changed, whether each added one is attested, and the
 numeric and citation Jaccard similarity. Read-only."""
+
+
+class _Open(BaseModel):
+    # the fields below are the ones a model relies on; the rest of the object passes through as it is
+    model_config = ConfigDict(extra="allow")
+
+
+class LocatedViolation(_Open):
+    """One reason a candidate was rejected, located in the manuscript."""
+
+    kind: str = Field(description="the violation kind, e.g. unknown_cite, math_mode, empty_replacement")
+    file: str = Field(description="the file, relative to the served directory")
+    line: int = Field(description="the 1-based line (0 when the whole file is meant)")
+    token: str = Field(description="the offending token (a cite key, a number, a command), or empty")
+    message: str = Field(description="what is wrong and what to do")
+
+
+class NumberedLines(_Open):
+    """A window of numbered lines."""
+
+    start: int
+    end: int
+    text: str = Field(description="`N | text` lines")
+
+
+class ReadResult(NumberedLines):
+    """The numbered view of a file and its revision."""
+
+    path: str
+    revision: str = Field(description="sha256 of the file's bytes: pass it to apply_edit")
+    total_lines: int
+    next_start: int | None = Field(None, description="the first line not shown, when more follow")
+
+
+class ApplyResult(_Open):
+    """The `apply --json` object, the file's revision after the call and the lines around the change."""
+
+    accepted: bool = Field(description="true: the file now holds the candidate; false: it kept its bytes")
+    stage: str | None = Field(description="where it was rejected: parse, compile or evidence (null if accepted)")
+    reason: str | None = Field(description="the reason code, e.g. empty_replacement or unknown_cite:fake2024")
+    span: list[int] | None = Field(description="[N, M], the lines the edit replaced")
+    violations: list[LocatedViolation]
+    revision: str = Field(description="sha256 of the file's bytes after the call (the new one when accepted)")
+    context: NumberedLines | None = Field(None, description="the numbered lines around the change, as they are now")
+    hint: str = Field(description="what to do next")
+
 
 PathArg = Annotated[str, Field(description="file path relative to the served directory, e.g. main.tex")]
 
@@ -141,8 +187,8 @@ def build_server(workspace: Workspace) -> MCPServer:
         path: PathArg,
         start: Annotated[int | None, Field(description="first line to show (default 1)", ge=1)] = None,
         end: Annotated[int | None, Field(description="last line to show (default: the end, bounded)", ge=1)] = None,
-    ) -> dict[str, Any]:
-        return await call(workspace.read_numbered, path, start, end)
+    ) -> ReadResult:
+        return ReadResult.model_validate(await call(workspace.read_numbered, path, start, end))
 
     async def apply_edit(
         path: PathArg,
@@ -150,8 +196,8 @@ def build_server(workspace: Workspace) -> MCPServer:
         revision: Annotated[
             str | None, Field(description="the `revision` read_numbered returned; refuses the edit if the file moved")
         ] = None,
-    ) -> dict[str, Any]:
-        return await call(workspace.apply_edit, path, edit, revision)
+    ) -> ApplyResult:
+        return ApplyResult.model_validate(await call(workspace.apply_edit, path, edit, revision))
 
     async def check(path: PathArg) -> dict[str, Any]:
         return await call(workspace.check, path)
