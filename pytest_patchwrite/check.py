@@ -91,7 +91,15 @@ def numbers_result(evidence: EvidenceReport) -> GateResult | None:
     """Return the numbers item's verdict, or None when no experimental log is declared."""
     if evidence.numbers is None:
         return None
-    details = {"logs": [str(p) for p in evidence.log_files]}
+    details: dict[str, object] = {"logs": [str(p) for p in evidence.log_files]}
+    if evidence.bindings_file is not None:
+        details["bindings"] = str(evidence.bindings_file)
+    elif evidence.pool_only:
+        details["pool_only"] = evidence.pool_only
+        details["note"] = (
+            f"{evidence.pool_only} number(s) pass only through the pool rule (some logged value rounds to them); "
+            "`patchwrite bind` ties each to its log entry"
+        )
     return GateResult.of(evidence.numbers, "numbers", details=details)
 
 

@@ -16,14 +16,14 @@ from collections.abc import Sequence
 
 from . import __version__
 from .autoraters import cli as rate
-from .commands import apply, check, clean, diff, explain, inject, live_stress, mcp, number, propose, stress
+from .commands import apply, bind, check, clean, diff, explain, inject, live_stress, mcp, number, propose, stress
 from .commands.common import EXIT_FAILED, EXIT_INTERNAL, EXIT_USAGE, one_line
 from .errors import EnvironmentFault, PatchwriteError
 from .gates.compile import EngineMissing
 from .proposers.base import ProposerError
 
 #: the subcommands in the order `--help` lists them
-COMMANDS = (number, apply, check, clean, inject, stress, diff, propose, live_stress, mcp, rate, explain)
+COMMANDS = (number, apply, check, bind, clean, inject, stress, diff, propose, live_stress, mcp, rate, explain)
 REPORT_HINT = "this is a bug in patchwrite; please report it with the command that triggered it"
 
 

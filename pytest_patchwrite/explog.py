@@ -148,19 +148,7 @@ def load_logs(patterns: list[str | Path], base: Path, boundary: Boundary | None 
     while the files are unchanged (same inode, size and mtime): a gate checks a candidate and
     its HEAD against the same logs, and a long log is read once. Treat it as read-only.
     """
-    boundary = boundary or Boundary.for_root(base / "x.tex")
-    paths: list[Path] = []
-    for pattern in patterns:
-        name = str(pattern)
-        pattern_path = Path(pattern) if Path(pattern).is_absolute() else base / pattern
-        if glob.has_magic(name):
-            matches = boundary.glob(str(pattern_path), base, name)
-        else:
-            real = boundary.require(pattern_path, name, shared=True)  # before looking: no existence oracle
-            matches = [real] if os.path.lexists(real) else []
-        if not matches:
-            raise InputError(pattern_path, "no experimental log matches this name")
-        paths.extend(Path(match) for match in matches)
+    paths = resolve_logs(patterns, base, boundary)
     key = tuple((str(path), file_identity(path)) for path in paths)
     if key in _LOADED:
         _LOADED.move_to_end(key)
@@ -175,3 +163,24 @@ def load_logs(patterns: list[str | Path], base: Path, boundary: Boundary | None 
     while len(_LOADED) > _CACHED_LOGS:
         _LOADED.popitem(last=False)
     return log
+
+
+def resolve_logs(patterns: list[str | Path], base: Path, boundary: Boundary | None = None) -> list[Path]:
+    """Return the log files the patterns (globs allowed, relative to `base`) name, inside `boundary`.
+
+    Raise OutsideTree for a pattern leading outside, InputError for one that matches nothing.
+    """
+    boundary = boundary or Boundary.for_root(base / "x.tex")
+    paths: list[Path] = []
+    for pattern in patterns:
+        name = str(pattern)
+        pattern_path = Path(pattern) if Path(pattern).is_absolute() else base / pattern
+        if glob.has_magic(name):
+            matches = boundary.glob(str(pattern_path), base, name)
+        else:
+            real = boundary.require(pattern_path, name, shared=True)  # before looking: no existence oracle
+            matches = [real] if os.path.lexists(real) else []
+        if not matches:
+            raise InputError(pattern_path, "no experimental log matches this name")
+        paths.extend(Path(match) for match in matches)
+    return paths

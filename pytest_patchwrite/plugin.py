@@ -16,6 +16,7 @@ import pytest
 from . import hookspecs, sarif, stepsummary
 from .autoraters.fixtures import add_options as add_judge_options
 from .autoraters.fixtures import citation_f1, judge_spec, litreview, quality_verdict, sxs
+from .bindsession import BOUND
 from .check import citations_result, compile_result, numbers_result, placeholders_result
 from .errors import InputError, NotRegularFile, PatchwriteError
 from .faultcase import add_options as add_fault_options
@@ -82,6 +83,15 @@ class _XdistHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[SHARED_DIR_KEY] = str(node.config.stash[SETTINGS].shared_dir)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # before xdist starts its workers: the controller (or the only process) binds, once
+    if session.config.option.patchwrite_bind and not hasattr(session.config, "workerinput"):
+        from .bindsession import bind_session
+
+        bind_session(session.config)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -339,6 +349,8 @@ class Recorder:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.summary_error:
             terminalreporter.write_line(self.summary_error, yellow=True)
+        for line in self.config.stash.get(BOUND, []):
+            terminalreporter.write_line(f"patchwrite bind: {line}")
         if hasattr(self.config, "workerinput") or not self.verdicts:
             return
         passed: dict[str, int] = {}

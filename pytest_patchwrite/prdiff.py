@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .binddiff import binding_changes, bindings_at, log_changes
 from .errors import InputError
+from .gates.binding import bindings_location
 from .gates.evidence import EvidenceConfig, EvidenceReport, as_added, evaluate
 from .gates.headrules import line_opcodes, settings_changes
 from .latex import cite_commands, scan
-from .manuscript import load_manuscript
+from .manuscript import Manuscript, load_manuscript, magic_line
 from .model import WARNING, GateResult, Violation, display_path, failing
 
 
@@ -114,14 +116,19 @@ def diff_manuscript(
     manuscript = load_manuscript(root, boundary=config.boundary(root))
     new_manuscript = base.text(manuscript.root) is None
     base_texts = {path: base.text(path) or "" for path in manuscript.files}
+    binding_notes: list[Violation] = []
     if not new_manuscript:
-        # suppressions and configuration come from the base, never from the change being judged
-        evidence = evaluate(manuscript, config, base_texts)
+        # suppressions, configuration and bindings come from the base, never from the change being judged
+        base_root = base_texts.get(manuscript.root, "")
+        bindings_path = bindings_location(manuscript, base_root)
+        base_bindings = base.text(bindings_path) if bindings_path.resolve().is_relative_to(base.top.resolve()) else None
+        evidence = evaluate(manuscript, config, base_texts, bindings_text=base_bindings, bindings_from_disk=False)
+        binding_notes = _binding_notes(manuscript, config, base, bindings_path, base_bindings, evidence)
     elif evidence is None:
         evidence = evaluate(manuscript, config)
     lock_failures = [*evidence.citations, *(evidence.numbers or []), *evidence.placeholders]
     changes: list[Violation] = []
-    failures: list[Violation] = []
+    failures: list[Violation] = list(binding_notes)
     all_new: Counter[tuple[str, str]] = Counter()
     all_old: Counter[tuple[str, str]] = Counter()
     commands = cite_commands([*manuscript.texts.values(), *base_texts.values()])
@@ -157,6 +164,27 @@ def diff_manuscript(
     numbers = round(jaccard({t for k, t in all_old if k == "number"}, {t for k, t in all_new if k == "number"}), 4)
     cites = round(jaccard({t for k, t in all_old if k == "cite"}, {t for k, t in all_new if k == "cite"}), 4)
     return DiffReport(changes, failures, numbers, cites, new_manuscript)
+
+
+def _binding_notes(
+    manuscript: Manuscript,
+    config: EvidenceConfig,
+    base: GitBase,
+    path: Path,
+    base_text: str | None,
+    evidence: EvidenceReport,
+) -> list[Violation]:
+    """Return warnings for what the change did to the bindings file and to the declared logs."""
+    try:
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        current = None
+    old = bindings_at(base_text, path, manuscript.root)
+    new = bindings_at(current, path, manuscript.root) if current != base_text else old
+    notes = binding_changes(old, new, manuscript.directory) if current != base_text else []
+    line = magic_line(manuscript.texts[manuscript.root], "patchwrite.log") or 1
+    notes.extend(log_changes(evidence.log_files, base.text, old or new, manuscript.root, line))
+    return notes
 
 
 def _moves(

@@ -130,6 +130,13 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="FILE",
         help="write every violation to FILE as SARIF 2.1.0 (for GitHub code scanning)",
     )
+    group.addoption(
+        "--patchwrite-bind",
+        dest="patchwrite_bind",
+        action="store_true",
+        default=False,
+        help="rewrite each manuscript's bindings file (<root>.bindings.json) before the run, as `patchwrite bind` does",
+    )
     parser.addini("patchwrite_collect", "collect root .tex manuscripts as test items", type="bool", default=True)
     parser.addini("patchwrite_bib", "bibliographies every manuscript may cite from", type="paths", default=[])
     parser.addini("patchwrite_log", "experimental logs that attest numbers (globs allowed)", type="paths", default=[])

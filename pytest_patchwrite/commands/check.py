@@ -104,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{path}::{gate} {status}{extra}")
                 for line in printed_lines(result.violations, Path.cwd(), "--json"):
                     print(f"  {line}")
+                if result.details.get("note"):
+                    print(f"  note: {result.details['note']}")
     if args.json:
         print(json.dumps({"manuscripts": out, "cache_rejected": rejected}, indent=2))
     elif rejected:

@@ -20,8 +20,9 @@ from ..latex import scan
 from ..model import Gate, PatchContext
 from ..prdiff import jaccard
 from ..transaction import try_patch
+from .detection import detect_manuscript, summarize_detection
 from .documents import DOCUMENTS, HALLUCINATED_KEY, LAYERS_LINE, materialize
-from .faults import FAULTS, Fault, inject
+from .faults import CONTENT_FAULTS, FAULTS, Fault, inject
 
 PAPER_CONDITIONS = ("po_slot", "patchwrite", "patchwrite_nocompile", "patchwrite_nogate")
 CONDITIONS = (*PAPER_CONDITIONS, "po_slot_strict")
@@ -176,20 +177,31 @@ def run_stress(
     results: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="patchwrite-cache-") as cache:
         options = StressOptions(**{**options.__dict__, "cache_dir": options.cache_dir or cache})
+        detected: dict[str, dict[str, tuple[bool, bool]]] = {}
         with ProcessPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(run_manuscript, doc_id, options): doc_id for doc_id in doc_ids}
+            # the content faults checked by the pool rule and by bindings of the clean HEAD (summary `detection`)
+            detecting = {
+                pool.submit(detect_manuscript, doc_id, options.build, options.engine, options.timeout,
+                            options.cache_dir, options.trusted): doc_id
+                for doc_id in doc_ids
+            } if any(f in CONTENT_FAULTS for f in options.faults) else {}  # fmt: skip
             for done, future in enumerate(as_completed(futures), start=1):
                 doc_id = futures[future]
                 results[doc_id] = future.result()
                 if progress:
                     elapsed = time.perf_counter() - started
                     progress(f"[{done}/{len(doc_ids)}] {doc_id}: {len(results[doc_id])} jobs ({elapsed:.1f} s)")
+            for found in as_completed(detecting):
+                detected[detecting[found]] = found.result()
     jobs = [job for doc_id in doc_ids for job in results[doc_id]]
     summary = {
         "n_jobs": len(jobs),
         "conditions": summarize(jobs),
         "wall_seconds": round(time.perf_counter() - started, 3),
     }
+    if detected:
+        summary["detection"] = summarize_detection({d: detected[d] for d in doc_ids if d in detected})
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     (out / "slices.json").write_text(json.dumps(slices(jobs), indent=2) + "\n")
     with open(out / "jobs.jsonl", "w") as handle:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..bib import Bibliography, load_bibliography, resolve_bib
+from ..bindfile import FileBinding, parse
 from ..errors import InputError
 from ..explog import EvidenceLog, load_logs
 from ..latex import Scan, cite_commands, false_conditionals, scan
@@ -17,6 +18,7 @@ from ..numeric import parse_number
 from ..paths import Boundary, OutsideTree
 from ..placeholders import find as find_placeholders
 from ..placeholders import seen_in
+from .binding import allowed_numbers, bindings_location, lock_violations, read_bindings, reconcile
 from .headrules import carried_suppressions, settings_changes
 
 POLICIES = ("decimals", "all", "off")
@@ -75,6 +77,8 @@ class EvidenceReport:
     log: EvidenceLog | None = None
     probes: list[str | None] = field(default_factory=list)  # per placeholder: the text a PDF would show
     numbers_skipped: str | None = None  # why `numbers` is None
+    pool_only: int = 0  # numbers that pass only because some logged value rounds to them (no bindings file)
+    bindings_file: Path | None = None  # the bindings file the lock used, if any
 
     def placeholders_in(self, pdf_text: str | None) -> list[Violation]:
         """Return the placeholders the PDF's text confirms; all of them (the source rules) without a PDF."""
@@ -132,12 +136,19 @@ def _bibliography(
     return bibliography, problems
 
 
-def evaluate(manuscript: Manuscript, config: EvidenceConfig, head: dict[Path, str] | None = None) -> EvidenceReport:
+def evaluate(
+    manuscript: Manuscript,
+    config: EvidenceConfig,
+    head: dict[Path, str] | None = None,
+    bindings_text: str | None = None,
+    bindings_from_disk: bool = True,
+) -> EvidenceReport:
     """Return every evidence violation of a manuscript, located in the file that holds it.
 
     `head`: the texts at HEAD (or the base) by file; when given, configuration and
     suppressions come from them, never from the manuscript being judged (a file
-    missing from `head` has none).
+    missing from `head` has none). The number lock uses the bindings file when there is one:
+    `bindings_text` (the base's, in a diff), else the file on disk unless `bindings_from_disk` is off.
     """
     if head is None:
         config = config.for_manuscript(manuscript)
@@ -178,6 +189,7 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig, head: dict[Path, st
 
     numbers: list[Violation] | None = None
     log: EvidenceLog | None = None
+    pool_only, bindings_file = 0, None
     if config.logs:
         try:
             log = load_logs(list(config.logs), manuscript.directory, manuscript.boundary)
@@ -186,7 +198,16 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig, head: dict[Path, st
             numbers = [Violation("outside_tree", where, line, exc.name, exc.why)]
         else:
             if config.numbers != "off":
-                numbers = _number_violations(scans, log, config)
+                root_text = manuscript.texts[manuscript.root] if head is None else head.get(manuscript.root, "")
+                bindings = _bindings(manuscript, root_text, bindings_text, bindings_from_disk)
+                if bindings is None:
+                    numbers, pool_only = _number_violations(scans, log, config)
+                else:
+                    bindings_file, existing = bindings
+                    allowed = allowed_numbers(config.allow_numbers)
+                    rec = reconcile(scans, manuscript.texts, log.files, config.numbers, allowed, existing,
+                                    manuscript.directory)  # fmt: skip
+                    numbers = lock_violations(rec)
 
     placeholders: list[Violation] = []
     probes: list[str | None] = []
@@ -201,14 +222,30 @@ def evaluate(manuscript: Manuscript, config: EvidenceConfig, head: dict[Path, st
     log_files = log.files if log else []
     keys = len(bibliography.keys)
     skipped = None if numbers is not None else (NO_LOG if not config.logs else "the number policy is off")
-    return EvidenceReport(citations, numbers, placeholders, bibliography.files, log_files, keys, log, probes, skipped)
+    report = EvidenceReport(citations, numbers, placeholders, bibliography.files, log_files, keys, log, probes, skipped)
+    report.pool_only, report.bindings_file = pool_only, bindings_file
+    return report
 
 
-def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConfig) -> list[Violation]:
+def _bindings(
+    manuscript: Manuscript, root_text: str, text: str | None, from_disk: bool
+) -> tuple[Path, list[FileBinding]] | None:
+    """Return the bindings file the lock judges by and its bindings, None when there is none (the pool rule)."""
+    path = bindings_location(manuscript, root_text)
+    if text is not None:
+        return path, parse(text, path, manuscript.root)
+    if not from_disk:
+        return None
+    _, existing = read_bindings(path, manuscript)
+    return None if existing is None else (path, existing)
+
+
+def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConfig) -> tuple[list[Violation], int]:
     allowed = {value for item in config.allow_numbers if (value := parse_number(str(item).rstrip("%"))) is not None}
     mode = "strict" if config.strict else config.numbers
     logs = _name_list(log.files)
     out: list[Violation] = []
+    passed = 0
     for s in scans:
         unattested, ours = [], set()
         for n in s.numbers:
@@ -218,6 +255,7 @@ def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConf
             printed = re.sub(r"\\percent|\\%|%|\\,|~|\{,\}|,|\s", "", n.text)
             if log.attests(n.value, printed, strict=config.strict):
                 ours.add(n.sentence)
+                passed += 1
                 continue
             unattested.append(n)
         for n in unattested:
@@ -231,7 +269,7 @@ def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConf
                 continue
             message += "add it to a log or mark the line `% patchwrite: ignore number`"
             out.append(Violation("unattested_number", n.file, n.line, n.text, message))
-    return out
+    return out, passed
 
 
 def as_added(violation: Violation) -> Violation:

@@ -1,0 +1,222 @@
+"""Where a printed number stands: its sentence, or its table cell (row label, column headers, caption), and the
+anchor words that identify the occurrence when lines move.
+
+Part of the LaTeX layer: it reads the masked text `latex.mask` gives and the numbers `latex.scan`
+found, and adds the layout the binder ranks log entries by.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+
+from .latex import Number, command_args, mask
+
+TABULARS = ("tabular", "tabular*", "tabularx", "tabulary", "longtable", "tblr")
+_TABULAR_ARGS = {"tabular": 1, "tabular*": 2, "tabularx": 2, "tabulary": 2, "longtable": 1, "tblr": 1}
+_BEGIN_TABULAR = re.compile(r"\\begin\{(" + "|".join(re.escape(t) for t in TABULARS) + r")\}")
+_FLOATS = re.compile(r"\\(begin|end)\{(table\*?|figure\*?|wraptable|sidewaystable)\}")
+_WORD = re.compile(r"(?<![\\A-Za-z@])[^\W\d_]{2,}")
+_TOKEN = re.compile(r"\\[A-Za-z@]+|\\\\|&|[^\W\d_]+|\d[\d.,]*")
+_DIGITS = re.compile(r"\d")
+_CELL_NUMBER = re.compile(r"\d")
+_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z\\$(])|\n[ \t]*\n|\\(?:section|subsection|subsubsection|paragraph|"
+                       r"caption|item|begin|end)\b")  # fmt: skip
+_PERCENT = re.compile(r"\\%|\bpercent|percentage|\\percent")
+_SCALE = re.compile(r"[(\[]\s*(?:\\#\s*)?(?P<unit>M|K|k|B|G|ms|s|sec|millions?|thousands?|billions?)\s*[)\]]")
+_SUFFIX = re.compile(r"\s*(?:~|\\,|\\ |\\;)?\s*(?P<unit>ms|s|sec|M|K|B|million|thousand|billion)(?![A-Za-z])")
+_UNITS = {"M": ("scale:1e-6",), "million": ("scale:1e-6",), "millions": ("scale:1e-6",),
+          "K": ("scale:1e-3",), "k": ("scale:1e-3",), "thousand": ("scale:1e-3",), "thousands": ("scale:1e-3",),
+          "B": ("scale:1e-9",), "G": ("scale:1e-9",), "billion": ("scale:1e-9",), "billions": ("scale:1e-9",),
+          "ms": ("scale:1e3",), "s": ("scale:1e-3",), "sec": ("scale:1e-3",)}  # fmt: skip
+STOPWORDS = frozenset(
+    """the a an and or of in on at to for with by from as is are was were be been this that these those we our
+    it its than then over under into per vs via which while also both each all any more most less only not
+    compared table tab fig figure section results result shows show shown reports report reported using used
+    lr rl lcc ccc toprule midrule bottomrule hline cline cmidrule textbf textit emph bf it multicolumn multirow
+    centering footnotesize small scriptsize tiny large pm mathbf mathrm""".split()
+)
+
+
+def words_of(text: str) -> list[str]:
+    """Return the lower-case words of a LaTeX fragment, without command names and stop words."""
+    return [w.lower() for w in _WORD.findall(text) if w.lower() not in STOPWORDS]
+
+
+@dataclass
+class Table:
+    """One tabular: its cells by (row, column), headers per column, row labels and the caption of its float."""
+
+    start: int
+    end: int
+    caption: str = ""
+    cells: list[tuple[int, int, int, int, str]] = field(default_factory=list)  # start, end, row, column, text
+    headers: dict[int, str] = field(default_factory=dict)
+    labels: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What stands around one printed number, for ranking log entries and choosing transforms."""
+
+    words: dict[str, float]  # word -> weight
+    percent: bool  # the printed form, its column header or its caption says percent
+    scales: tuple[str, ...]  # unit scales its suffix or header suggests
+    group: str  # sentence or table id: numbers of one group may derive from each other
+    cell: tuple[int, int, int] | None = None  # (table, row, column) for a table cell
+
+
+class Layout:
+    """The tables, sentences and anchor tokens of one source file."""
+
+    def __init__(self, text: str) -> None:
+        self.masked = mask(text)[0]
+        self.tables = _tables(self.masked)
+        self._table_starts = [t.start for t in self.tables]
+        self._bounds = [0] + [m.start() for m in _BOUNDARY.finditer(self.masked)] + [len(self.masked)]
+        self._tokens = [(m.start(), m.end(), "#" if _DIGITS.match(m.group(0)) else m.group(0)[:24])
+                        for m in _TOKEN.finditer(self.masked)]  # fmt: skip
+        self._token_starts = [t[0] for t in self._tokens]
+
+    def anchor(self, number: Number, size: int = 4) -> tuple[str, str]:
+        """Return the few tokens before and after a number (numbers as `#`): they identify the occurrence."""
+        i = bisect.bisect_left(self._token_starts, number.start)
+        j = bisect.bisect_left(self._token_starts, number.end)
+        before = [t[2] for t in self._tokens[max(0, i - size) : i]]
+        after = [t[2] for t in self._tokens[j : j + size]]
+        return " ".join(before), " ".join(after)
+
+    def cell_of(self, pos: int) -> tuple[int, Table, tuple[int, int, int, int, str]] | None:
+        """Return (table index, table, cell) holding offset `pos`, or None in prose."""
+        k = bisect.bisect_right(self._table_starts, pos) - 1
+        if k < 0 or not self.tables[k].start <= pos < self.tables[k].end:
+            return None
+        table = self.tables[k]
+        for cell in table.cells:
+            if cell[0] <= pos < cell[1]:
+                return k, table, cell
+        return None
+
+    def context(self, number: Number) -> Context:
+        """Return the context of one number: its cell's labels, headers and caption, else its sentence."""
+        found = self.cell_of(number.start)
+        if found is not None:
+            k, table, (_, _, row, column, _) = found
+            words: dict[str, float] = {}
+            for text, weight in ((table.caption, 0.5), (table.headers.get(column, ""), 1.0),
+                                 (table.labels.get(row, ""), 1.0)):  # fmt: skip
+                for w in words_of(text):
+                    words[w] = max(words.get(w, 0.0), weight)
+            header = table.headers.get(column, "")
+            percent = number.percent or bool(_PERCENT.search(header)) or bool(_PERCENT.search(table.caption))
+            scales = tuple(s for m in _SCALE.finditer(header) for s in _UNITS.get(m.group("unit"), ()))
+            if re.search(r"[(\[]\s*\\?%\s*[)\]]", header):
+                percent = True
+            return Context(words, percent, scales, f"table{k}", (k, row, column))
+        s = bisect.bisect_right(self._bounds, number.start) - 1
+        start, end = self._bounds[s], self._bounds[min(s + 1, len(self._bounds) - 1)]
+        weights: dict[str, float] = {}
+        tokens = [(m.start(), m.group(0).lower()) for m in _WORD.finditer(self.masked, start, end)]
+        for pos, word in tokens:
+            if word in STOPWORDS:
+                continue
+            between = len(_WORD.findall(self.masked, min(pos, number.start), max(pos, number.start)))
+            weight = 1.0 / (1.0 + between / 3.0)
+            weights[word] = max(weights.get(word, 0.0), weight)
+        suffix = _SUFFIX.match(self.masked, number.end)
+        scales = _UNITS.get(suffix.group("unit"), ()) if suffix else ()
+        return Context(weights, number.percent, scales, f"sentence{s}")
+
+
+def _tables(masked: str) -> list[Table]:
+    floats = [(m.start(), m.group(1), m.group(2)) for m in _FLOATS.finditer(masked)]
+    tables = []
+    for m in _BEGIN_TABULAR.finditer(masked):
+        env = m.group(1)
+        args = [a for a in command_args(masked, m.end(), limit=_TABULAR_ARGS.get(env, 1) + 1)]
+        mandatory = [a for a in args if a[0] == "{"][: _TABULAR_ARGS.get(env, 1)]
+        body = (mandatory[-1][2] + 1) if mandatory else m.end()
+        close = masked.find(f"\\end{{{env}}}", body)
+        close = len(masked) if close == -1 else close
+        table = Table(body, close)
+        _cells(masked, table)
+        table.caption = _caption(masked, floats, m.start())
+        tables.append(table)
+    return tables
+
+
+def _caption(masked: str, floats: list[tuple[int, str, str]], at: int) -> str:
+    begin = end = None
+    for pos, kind, _ in floats:
+        if pos <= at and kind == "begin":
+            begin = pos
+        if pos > at and kind == "end":
+            end = pos
+            break
+    if begin is None or end is None:
+        return ""
+    found = masked.find("\\caption", begin, end)
+    if found == -1:
+        return ""
+    args = [a for a in command_args(masked, found + len("\\caption"), limit=1) if a[0] == "{"]
+    return masked[args[0][1] : args[0][2]] if args else ""
+
+
+def _cells(masked: str, table: Table) -> None:
+    rows: list[list[tuple[int, int]]] = [[]]
+    depth, i, cell_start = 0, table.start, table.start
+    while i < table.end:
+        ch = masked[i]
+        if ch == "\\":
+            if masked.startswith("\\\\", i) and depth == 0:
+                rows[-1].append((cell_start, i))
+                rows.append([])
+                i += 2
+                opt = re.match(r"\s*\[[^\]]*\]", masked[i : i + 40])
+                i += opt.end() if opt else 0
+                cell_start = i
+                continue
+            i += 2
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth = max(0, depth - 1)
+        elif ch == "&" and depth == 0:
+            rows[-1].append((cell_start, i))
+            cell_start = i + 1
+        i += 1
+    rows[-1].append((cell_start, table.end))
+    header_rows: list[int] = []
+    seen_numeric = False
+    label = ""
+    for r, row in enumerate(rows):
+        column = 0
+        numeric_row = False
+        for start, end in row:
+            text = masked[start:end]
+            span = 1
+            multi = re.search(r"\\multicolumn\s*\{(\d+)\}", text)
+            if multi:
+                span = int(multi.group(1))
+            table.cells.append((start, end, r, column, text))
+            if column > 0 and _CELL_NUMBER.search(text) and not words_of(re.sub(r"\\[A-Za-z@]+", " ", text)):
+                numeric_row = True
+            column += span
+        if not seen_numeric and not numeric_row:
+            header_rows.append(r)
+        seen_numeric = seen_numeric or numeric_row
+        first = next((masked[s:e] for s, e in row if words_of(masked[s:e])), "")
+        if first and numeric_row:
+            label = first
+        elif row and not words_of(masked[row[0][0] : row[0][1]]) and numeric_row:
+            pass  # an empty first cell under \multirow keeps the label above
+        else:
+            label = first
+        table.labels[r] = label
+    for _, _, r, column, text in table.cells:
+        if r in header_rows:
+            multi = re.search(r"\\multicolumn\s*\{(\d+)\}", text)
+            for c in range(column, column + (int(multi.group(1)) if multi else 1)):
+                table.headers[c] = f"{table.headers.get(c, '')} {text}".strip()
