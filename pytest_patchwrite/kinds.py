@@ -320,6 +320,50 @@ ENTRIES: tuple[Kind, ...] = (
         _NO_NUMBER,
     ),
     Kind(
+        "binding_mismatch",
+        "numbers",
+        "error",
+        "With a bindings file (`patchwrite bind`), a bound number no longer equals its log entry under its transform "
+        "at the printed precision: the number was changed or swapped, or the log was rerun and the paper does not "
+        "follow it. The message names the entry and how it prints.",
+        "Print what the log says (the paper follows its log), or rebind with `patchwrite bind` and review the diff of "
+        "the bindings file.",
+        _NO_NUMBER,
+    ),
+    Kind(
+        "unbound_number",
+        "numbers",
+        "error or warning",
+        "With a bindings file, an empirical number the file does not bind: a warning when exactly one log entry fits "
+        "it by context (so `patchwrite bind` would bind it), an error when several fit alike (the message lists them).",
+        "Run `patchwrite bind` (and pick the right entry where it warns of alternatives), then commit the file.",
+        _NO_NUMBER,
+    ),
+    Kind(
+        "stale_binding",
+        "numbers",
+        "warning",
+        "A binding of the bindings file whose number no longer stands in the manuscript (it was removed, or its "
+        "surrounding words changed so much that its anchor matches nothing).",
+        "Run `patchwrite bind` to drop or rebind it.",
+    ),
+    Kind(
+        "binding_changed",
+        "diff",
+        "warning",
+        "In the `diff` item, the change adds, removes or re-points a binding of the bindings file (listed at the "
+        "number it binds); the number lock judges with the base's bindings.",
+        "Review it like a lockfile change: check that the number really reports the new entry.",
+    ),
+    Kind(
+        "log_changed",
+        "diff",
+        "warning",
+        "In the `diff` item, the change alters a declared experimental log: each bound entry whose value moved is "
+        "listed at the number it binds; a changed log that moves no bound entry is listed once at the root.",
+        "Review it: a rerun the paper follows is fine; a log edited to fit the paper is not.",
+    ),
+    Kind(
         "placeholder",
         "placeholders",
         "error",

@@ -297,3 +297,13 @@ def test_suggest_lists_result_files_of_the_work_tree(tmp_path: Path) -> None:
     assert any(line.split()[-1] == "config.yaml" for line in lines)
     assert not any("other.json" in line for line in lines)
     assert lines[-1].startswith("% !patchwrite log = results.json")
+
+
+def test_number_of_cited_work_with_bindings_is_a_warning_but_an_added_one_is_rejected(tmp_path: Path) -> None:
+    body = PROSE + "Prior work reports 77.3\\% on this split~\\cite{lee2019}.\n"
+    root = paper(tmp_path, body, {"results.json": RESULTS})
+    bind(root)
+    assert numbers(root) == [("cited_number", "77.3\\%", "warning")]
+    added = "```EDIT 5 5\nPrior work reports 77.3\\% on this split, and 81.2\\% on the other~\\cite{lee2019}.\n```\n"
+    result = try_patch(root, added, [EvidenceGate(root)])
+    assert not result.accepted and result.reason == "unattested_number:81.2\\%"

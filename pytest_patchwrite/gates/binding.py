@@ -57,6 +57,7 @@ class Reconciled:
     stale: list[FileBinding] = field(default_factory=list)
     fresh: set[int] = field(default_factory=set)  # id() of occurrences no binding of the file covered
     base: Path = Path(".")
+    cited: dict[tuple[Path, int], list[str]] = field(default_factory=dict)  # (file, sentence) -> keys it cites
 
     def file_bindings(self) -> list[FileBinding]:
         """Return what the bindings file should hold now."""
@@ -112,6 +113,7 @@ def reconcile(
     datas = {path.resolve(): load_entries(path, keep, want.get(path.resolve(), ()), key) for path in logs}
     index = EntryIndex(list(datas.values()))
     out = Reconciled(BindResult(), occs, base=base)
+    out.cited = {(Path(s.file), sentence): keys for s in scans for sentence, keys in s.cited_sentences.items()}
     pairs = match(existing, [(o.file, o.anchor[0], o.anchor[1], o.number.line, o.token) for o in occs])
     decided: dict[int, Bound] = {}
     ranked: dict[int, list[Candidate]] = {}
@@ -224,8 +226,16 @@ def lock_violations(rec: Reconciled) -> list[Violation]:
         else:
             message = f"is not in the bindings file; `patchwrite bind` would bind it to {best}"
             out.append(Violation("unbound_number", str(occ.file), occ.number.line, occ.token, message, WARNING))
+    ours = {(b.occurrence.file, b.occurrence.number.sentence) for b in rec.result.bound}
     for occ in rec.result.unattested:
         if id(occ) in mismatched:
+            continue
+        keys = rec.cited.get((occ.file, occ.number.sentence))
+        # as the pool rule: a sentence that also prints a bound number reports this paper's results
+        if keys and (occ.file, occ.number.sentence) not in ours:
+            cited = ", ".join(dict.fromkeys(keys))
+            message = f"fits no log entry; its sentence cites {cited}: reported as that work's result, not checked"
+            out.append(Violation("cited_number", str(occ.file), occ.number.line, occ.token, message, WARNING))
             continue
         message = "fits no log entry; add it to a log or mark the line `% patchwrite: ignore number`"
         out.append(Violation("unattested_number", str(occ.file), occ.number.line, occ.token, message))
