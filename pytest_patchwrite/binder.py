@@ -175,9 +175,14 @@ def transforms(occ: Occurrence) -> list[tuple[str, bool]]:
     return found
 
 
-def prefilter(occs: list[Occurrence]) -> tuple[Callable[[float], bool], object]:
-    """Return a fast float test of whether a log cell could fit some occurrence, and a key identifying it."""
-    targets: dict[float, set[int]] = {}
+def prefilter(occs: list[Occurrence]) -> tuple[list[float], object]:
+    """Return the sorted bounds of the value intervals a log cell must fall in to fit some occurrence, and a key.
+
+    A cell fits when `bisect_right(bounds, value)` is odd; the intervals are a little wider than the
+    exact ones (the binder confirms every kept cell with exact decimals), so a big log is filtered
+    by one C-level bisect per cell.
+    """
+    intervals: list[tuple[float, float]] = []
     for occ in occs:
         sign, digits, exponent = occ.number.value.as_tuple()
         if not isinstance(exponent, int) or len(digits) > 15:
@@ -185,21 +190,21 @@ def prefilter(occs: list[Occurrence]) -> tuple[Callable[[float], bool], object]:
         integer = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
         for transform, _ in transforms(occ):
             power = factor_of(transform)
-            if power is not None:
-                targets.setdefault(10.0 ** (power - exponent), set()).add(integer)
-    checks = [(mult, frozenset(values)) for mult, values in sorted(targets.items())]
-
-    def keep(v: float) -> bool:
-        for mult, values in checks:
-            x = v * mult
-            k = round(x)
-            if k in values:
-                return True
-            if abs(abs(x - k) - 0.5) < 1e-6 and (k + (1 if x > k else -1)) in values:
-                return True
-        return False
-
-    return keep, tuple((m, tuple(sorted(v))) for m, v in checks)
+            if power is None:
+                continue
+            mult = 10.0 ** (power - exponent)
+            low, high = (integer - 0.5) / mult, (integer + 0.5) / mult
+            slack = 1e-9 * max(abs(low), abs(high), 1e-300)
+            intervals.append((low - slack, high + slack))
+    intervals.sort()
+    merged: list[list[float]] = []
+    for low, high in intervals:
+        if merged and low <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], high)
+        else:
+            merged.append([low, high])
+    bounds = [x for pair in merged for x in pair]
+    return bounds, tuple(bounds)
 
 
 class EntryIndex:

@@ -14,10 +14,12 @@ import csv
 import io
 import os
 import re
+from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -190,8 +192,14 @@ def _is_number(cell: str) -> bool:
     return True
 
 
-def _csv_entries(path: Path, keep: Callable[[float], bool] | None, want: set[str], data: LogData) -> None:
-    """Stream a CSV/TSV log: keep the cells `keep` accepts (all, up to a cap, without it) and those in `want`."""
+def _numeric_columns(first: list[list[str]]) -> list[int]:
+    """Return the columns whose first rows hold a number (the others hold labels, never values)."""
+    width = max((len(row) for row in first), default=0)
+    return [j for j in range(width) if any(j < len(row) and _is_number(row[j]) for row in first)]
+
+
+def _csv_entries(path: Path, keep: list[float] | None, want: set[str], data: LogData) -> None:
+    """Stream a CSV/TSV log: keep the cells inside `keep`'s intervals (all, up to a cap, without it) and `want`."""
     fd, info = open_regular(path)
     limit = limit_for("log")
     if info.st_size > limit:
@@ -214,33 +222,36 @@ def _csv_entries(path: Path, keep: Callable[[float], bool] | None, want: set[str
             else:
                 names = [str(i + 1) for i in range(len(header))]
                 rows = _chain([header], rest)
+            rows = iter(rows)
+            first = list(islice(rows, 50))
+            numeric = _numeric_columns(first)
+            while len(names) < max(numeric, default=-1) + 1:
+                names.append(str(len(names) + 1))
             sums = [0.0] * len(names)
             counts = [0] * len(names)
             kept: list[tuple[int, int, str, str]] = []
             last_row = 0
-            for r, row in enumerate(rows, start=1):
+            bounds = keep if keep is not None else []
+            wanted_cols = {r: {names.index(n) for n in ns if n in names} for r, ns in wanted.items()}
+            for r, row in enumerate(_chain(first, rows), start=1):
                 last_row = r
                 label = None
-                wanted_here = wanted.get(r)
-                for j, cell in enumerate(row):
+                here = wanted_cols.get(r)
+                for j in numeric:
                     try:
-                        v = float(cell)
-                    except ValueError:
+                        v = float(row[j])
+                    except (ValueError, IndexError):
                         continue
-                    if j >= len(names):
-                        names.append(str(j + 1))
-                        sums.append(0.0)
-                        counts.append(0)
                     sums[j] += v
                     counts[j] += 1
                     if (
                         (keep is None and len(kept) < MAX_KEPT_CELLS)
-                        or (keep is not None and keep(v))
-                        or (wanted_here is not None and names[j] in wanted_here)
+                        or (keep is not None and bisect_right(bounds, v) & 1)
+                        or (here is not None and j in here)
                     ):
                         if label is None:
                             label = next((c.strip() for c in row if c.strip() and not _is_number(c)), "")
-                        kept.append((r, j, cell.strip(), label))
+                        kept.append((r, j, row[j].strip(), label))
                     else:
                         data.dropped += 1
         except UnicodeDecodeError as exc:
@@ -263,12 +274,11 @@ def _chain(first: list[list[str]], rest: Iterable[list[str]]) -> Iterable[list[s
     yield from rest
 
 
-def load_entries(
-    path: Path, keep: Callable[[float], bool] | None = None, want: Iterable[str] = (), key: object = None
-) -> LogData:
+def load_entries(path: Path, keep: list[float] | None = None, want: Iterable[str] = (), key: object = None) -> LogData:
     """Return the entries of one log; raise InputError when it cannot be read.
 
-    `keep` filters the cells of a CSV/TSV log (structured and text logs keep every value);
+    `keep` (sorted interval bounds, `binder.prefilter`) filters the cells of a CSV/TSV log
+    (structured and text logs keep every value);
     `want` names locators to keep whatever the filter says; `key` identifies the filter for the
     cache (the same file, filter and locators are parsed once while the file is unchanged).
     """
