@@ -7,7 +7,8 @@ log column in [0, 1]; `scale:<factor>` from a unit suffix or column header (`(M)
 ranked by how the number's context (sentence words; row label, column header, caption) names the
 entry (key path, column name, row label, file name); table cells that map rows and columns of a
 log consistently bind as a block. A value only single rows of a big log column hold, with nothing in
-the context naming the row, is a coincidence, not a candidate. What stays unbound may be `derived`
+the context naming the row, is a coincidence, not a candidate; so is an entry that fits a number of
+one or two significant digits (`0.8`, `0.10`) without its context naming it. What stays unbound may be `derived`
 (a difference, sum, ratio or relative change of numbers bound beside it, or a log column's mean)
 when exactly one formula fits.
 """
@@ -31,7 +32,11 @@ from .texcontext import Context, Layout
 BIG_COLUMN = 50
 #: scores closer than this are a tie
 TIE = 0.05
-_SPLIT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+#: a number printed with at most this many significant digits (0.8, 0.10, 50\%) rounds from so many logged
+#: values that a candidate needs its context to name it (at least NAMED) to be more than a coincidence
+FEW_DIGITS = 2
+NAMED = 0.5
+_SPLIT = re.compile(r"[A-Z]+(?![a-z])\d*|[A-Z]?[a-z]+\d*")
 _FACTORS = {"identity": 0, "percent": 2}
 
 
@@ -293,6 +298,7 @@ def candidates(occ: Occurrence, index: EntryIndex) -> tuple[list[Candidate], boo
     """Return the candidates of one occurrence, best first, and whether big-column coincidences were dropped."""
     found: dict[tuple[str, str, str], Candidate] = {}
     coincidences = False
+    few = len(occ.number.value.normalize().as_tuple().digits) <= FEW_DIGITS and occ.number.value != 0
     for transform, tentative in transforms(occ):
         power = factor_of(transform)
         assert power is not None
@@ -301,6 +307,9 @@ def candidates(occ: Occurrence, index: EntryIndex) -> tuple[list[Candidate], boo
                 coincidences = True
                 continue
             cand = Candidate(entry, transform, value, score(occ.context, entry), tentative)
+            if few and cand.score < NAMED:
+                coincidences = True
+                continue
             found.setdefault(cand.key, cand)
     return rank(list(found.values())), coincidences
 

@@ -234,16 +234,16 @@ def test_bindings_survive_an_edit_that_moves_lines(tmp_path: Path) -> None:
 
 
 def test_unbound_numbers_and_stale_bindings(tmp_path: Path) -> None:
-    logs = {"results.json": {"ours": {"acc": 0.914, "f1": 0.5}, "baseline": {"acc": 0.5}}}
+    logs = {"results.json": {"ours": {"acc": 0.914, "f1": 0.5}, "baseline": {"f1": 0.5}}}
     root = paper(tmp_path, "Accuracy was 91.4\\%.\n", logs)
     bind(root)
     text = root.read_text()
-    root.write_text(
-        text.replace("Accuracy was 91.4\\%.", "Accuracy was 91.4\\%.\nThe F1 of ours is 0.5000.\nSome 0.50 value.")
-    )
+    added = "Accuracy was 91.4\\%.\nThe F1 of ours is 0.5000.\nAn F1 of 0.50 is common.\nA 0.5 appears."
+    root.write_text(text.replace("Accuracy was 91.4\\%.", added))
     found = numbers(root)
-    assert ("unbound_number", "0.5000", "warning") in found  # context names ours.f1 alone
+    assert ("unbound_number", "0.5000", "warning") in found  # context names ours.f1 best
     assert ("unbound_number", "0.50", "error") in found  # two entries fit alike
+    assert ("unattested_number", "0.5", "error") in found  # one digit, nothing names an entry: a coincidence
     root.write_text(text.replace("Accuracy was 91.4\\%.", "No number here."))
     assert numbers(root) == [("stale_binding", "91.4\\%", "warning")]
 

@@ -20,14 +20,18 @@ EXAMPLE = Path(__file__).parent.parent / "examples" / "paper"
 AUDIT = """
 import os, sys
 
+ROLE = ["unconfigured"]
+
+def pytest_configure(config):
+    ROLE[0] = "worker" if hasattr(config, "workerinput") else "controller"
+
 def _audit(event, args):
     if event == "os.rename" and str(args[1]).endswith(".bindings.json"):
         with open(os.environ["BIND_AUDIT"], "a") as handle:
-            handle.write(f"{os.getpid()} {'worker' if 'PYTEST_XDIST_WORKER' in os.environ else 'controller'}\\n")
+            handle.write(f"{os.getpid()} {ROLE[0]}\\n")
 
 sys.addaudithook(_audit)
 """
-
 
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_patchwrite_bind_writes_once_from_the_controller(pytester: pytest.Pytester, mode: list[str]) -> None:
@@ -38,6 +42,7 @@ def test_patchwrite_bind_writes_once_from_the_controller(pytester: pytest.Pytest
     pytester.makeconftest(AUDIT)
     audit = pytester.path / "audit.txt"
     pytester._monkeypatch.setenv("BIND_AUDIT", str(audit))
+    pytester._monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # when this test itself runs under xdist
     result = pytester.runpytest_subprocess(*mode, "--patchwrite-bind")
     result.assert_outcomes(passed=8)
     writes = audit.read_text().splitlines()
