@@ -33,6 +33,7 @@ def _audit(event, args):
 sys.addaudithook(_audit)
 """
 
+
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_patchwrite_bind_writes_once_from_the_controller(pytester: pytest.Pytester, mode: list[str]) -> None:
     require_tool("pdflatex")

@@ -23,6 +23,7 @@ from ..manuscript import find_root, load_manuscript
 from ..paths import repository_top
 from .common import TRUSTED_HELP
 
+
 def register(sub: Any) -> None:
     """Add the `bind` subcommand."""
     parser = sub.add_parser("bind", help="bind every empirical number to its log entry (writes <root>.bindings.json)")
