@@ -82,10 +82,21 @@ def fresh_copy(tree: Path, root: Path, target: Path) -> Path:
 
 
 def run_latexmk(root: Path) -> tuple[bool, bool, float]:
-    """Return (exit 0, clean: exit 0 and nothing undefined, seconds)."""
+    """Return (exit 0, clean: exit 0 and nothing undefined, seconds).
+
+    The engine is the one the paper needs as patchwrite infers it (`% !TEX program`, a latexmkrc's
+    `$pdf_mode`, a local class loading fontspec: ReScience C's Makefile runs xelatex), so latexmk is
+    not failed for running pdflatex on a xelatex paper.
+    """
     text = root.read_text(encoding="utf-8", errors="replace")
     program = _PROGRAM.search(text)
-    mode = LATEXMK_MODE.get(program.group(1).lower(), "-pdf") if program else "-pdf"
+    engine = program.group(1).lower() if program else None
+    if engine is None:
+        sys.path.insert(0, str(REPO))
+        from pytest_patchwrite.engines import needed_engine
+
+        engine = needed_engine(root, text)
+    mode = LATEXMK_MODE.get(engine or "", "-pdf")
     started = time.perf_counter()
     done = subprocess.run(["latexmk", mode, "-interaction=nonstopmode", "-halt-on-error", root.name], cwd=root.parent,
                           stdin=subprocess.DEVNULL, capture_output=True, timeout=900)  # fmt: skip
@@ -95,11 +106,11 @@ def run_latexmk(root: Path) -> tuple[bool, bool, float]:
     return done.returncode == 0, done.returncode == 0 and not undefined, seconds
 
 
-def run_patchwrite(root: Path) -> tuple[dict, float]:
+def run_patchwrite(root: Path, timeout: float = 600) -> tuple[dict, float]:
     """Return (the manuscript's `check --json` entry, seconds)."""
     started = time.perf_counter()
     cli = [sys.executable, "-m", "pytest_patchwrite.cli"]
-    cmd = [*cli, "check", "--json", "--no-cache", "--timeout", "600", root.name]
+    cmd = [*cli, "check", "--json", "--no-cache", "--timeout", f"{timeout:g}", root.name]
     done = subprocess.run(cmd, cwd=root.parent, capture_output=True, text=True, timeout=1800)
     seconds = time.perf_counter() - started
     try:
@@ -115,6 +126,7 @@ def main() -> None:
     parser.add_argument("papers", nargs="*", help="paper roots or directories (default: the sample set)")
     parser.add_argument("--texlive", type=int, default=8, help="biblatex examples from TeX Live to add (default 8)")
     parser.add_argument("--json", default=None, help="also write the rows here")
+    parser.add_argument("--timeout", type=float, default=600, help="patchwrite's --timeout per paper (default 600)")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="real-papers-") as tmp:
@@ -122,7 +134,7 @@ def main() -> None:
         for n, (tree, root) in enumerate(papers(args, scratch)):
             name = str(root.relative_to(tree.parent))
             built, clean, lmk_seconds = run_latexmk(fresh_copy(tree, root, scratch / f"{n}-latexmk"))
-            entry, pw_seconds = run_patchwrite(fresh_copy(tree, root, scratch / f"{n}-patchwrite"))
+            entry, pw_seconds = run_patchwrite(fresh_copy(tree, root, scratch / f"{n}-patchwrite"), args.timeout)
             gates = entry["gates"]
             failing = sorted(name for name, gate in gates.items() if not gate["ok"])
             warnings = sum(v.get("severity") == "warning" for gate in gates.values() for v in gate["violations"])

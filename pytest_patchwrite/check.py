@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .bib import resolve_bib
 from .gates.compile import CompileGate, CompileReport
 from .gates.evidence import NO_LOG, EvidenceConfig, EvidenceReport, evaluate
-from .manuscript import load_manuscript
+from .manuscript import Manuscript, add_engine_inputs, load_manuscript
 from .model import GateResult, Violation
+from .paths import Boundary, OutsideTree
 
 
 @dataclass
@@ -112,13 +114,39 @@ def placeholders_result(evidence: EvidenceReport, report: CompileReport | None =
     return GateResult.of(evidence.placeholders_in(pdf), "placeholders", details=details)
 
 
+def engine_bibliographies(report: CompileReport, manuscript: Manuscript, known: list[Path]) -> list[Path]:
+    """Return the bibliographies bibtex or biber read in the compile that the source's reading did not find.
+
+    A class may name its bibliography through a macro (ReScience C: `\\addbibresource{\\articleBIBLIOGRAPHY}`,
+    the macro set in `metadata.tex`); the engine's record (`\\bibdata`, the `.bcf`) has the name it resolved.
+    Only files inside the manuscript's repository count (a system `.bib` is declared in the source or not used).
+    """
+    boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
+    found: list[Path] = []
+    for name in report.bibliographies:
+        try:
+            path = resolve_bib(name, manuscript.directory, boundary)
+        except OutsideTree:
+            continue  # the source's reading reports it where it is declared, if it is
+        if path is not None and path not in known and path not in found and boundary.allowed(path, shared=True):
+            found.append(path)
+    return found
+
+
 def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]:
     """Return each gate's verdict on the manuscript rooted at `root` (`numbers` says `skipped` without a log)."""
     config = options.evidence_config()
-    evidence = evaluate(load_manuscript(root, boundary=config.boundary(root)), config)
+    manuscript = load_manuscript(root, boundary=config.boundary(root))
+    evidence = evaluate(manuscript, config)
     gate = options.compile_gate(root)
     gate.extract_text = bool(evidence.placeholders)  # only then is the PDF's text worth reading
     report = gate.compile(root)
+    added = add_engine_inputs(manuscript, report.typeset)  # a file `\\input` through a macro, say
+    bibs = engine_bibliographies(report, manuscript, evidence.bib_files)  # `\\addbibresource{\\articleBIBLIOGRAPHY}`
+    if added or bibs:
+        # what the engine read decides what is checked: the second reading adds what the source's reading missed
+        config = replace(config, bibs=[*config.bibs, *bibs])
+        evidence = evaluate(manuscript, config)
     results = {"compile": compile_result(report), "citations": citations_result(evidence, report)}
     numbers = numbers_result(evidence)
     skipped = {"skipped": evidence.numbers_skipped or NO_LOG}

@@ -512,13 +512,23 @@ def false_conditionals(texts: Iterable[str]) -> frozenset[str]:
     masked = [mask(text)[0] for text in texts]
     declared = {m.group(1) for text in masked if "\\newif" in text for m in _NEWIF.finditer(text)}
     found: set[str] = set()
+    if any(_BUILT_SETTER.search(text) for text in masked):
+        return frozenset()  # a name built from a parameter (`\csname #1true\endcsname`) may set any of them
     for name in declared:
         word = re.escape(name)
-        # \drafttrue anywhere, or \let/\def of \ifdraft: which branch is typeset depends
-        setter = re.compile(rf"\\{word}true(?![A-Za-z@])|\\(?:let|[gex]?def)\s*\\if{word}(?![A-Za-z@])")
+        # which branch is typeset depends on anything that could set it true: \drafttrue, \let/\def of \ifdraft,
+        # the name built with \csname or \@nameuse, ifthen's \setboolean and etoolbox's \setbool/\booltrue
+        setter = re.compile(
+            rf"\\{word}true(?![A-Za-z@])|\\(?:let|[gex]?def)\s*\\if{word}(?![A-Za-z@])"
+            rf"|\\csname\s*(?:{word}true|if{word})\s*\\endcsname|\\@nameuse\s*\{{\s*{word}true\s*\}}"
+            rf"|\\(?:setboolean|setbool|booltrue|global\s*\\booltrue)\s*\{{\s*{word}\s*\}}"
+        )
         if not any(setter.search(text) for text in masked):
             found.add(f"\\if{name}")
     return frozenset(found)
+
+
+_BUILT_SETTER = re.compile(r"\\csname[^\\]*?(?:#\d|\\)[^\n]*?true\s*\\endcsname|\\@nameuse\s*\{[^}]*#\d[^}]*true\}")
 
 
 def conditional_spans(masked: str) -> list[tuple[int, int]]:

@@ -22,7 +22,24 @@ _STALE_SUFFIXES = (".aux", ".log", ".pdf", ".bbl", ".blg", ".bcf", ".run.xml", "
 _MAGIC = re.compile(r"^\s*%\s*!\s*(?P<scope>TeX|TEX|tex|patchwrite)\s+(?:TS-)?(?P<key>[\w-]+)\s*=\s*(?P<value>.*?)\s*$")
 _DOCCLASS = re.compile(r"\\documentclass\b")
 _BEGIN_DOC = re.compile(r"\\begin\{document\}")
-_INCLUDE = re.compile(r"\\(?P<cmd>input|include|subfile|subfileinclude)\s*\{(?P<name>[^{}]+)\}")
+_INCLUDE = re.compile(
+    r"\\(?P<cmd>input|include|subfile|subfileinclude|InputIfFileExists)\s*\{(?P<name>[^{}]+)\}"
+    # TeX's own syntax: `\input nums` (the name ends at a space, a brace, a backslash or a comment)
+    r"|\\input(?:\s+|(?=[./]))(?P<bare>[^\s{}\\%]+)"
+    # the import package: \import{dir/}{file} (from the root's directory), \subimport{dir/}{file} (from the file's)
+    r"|\\(?P<imp>import|subimport|inputfrom|subinputfrom|includefrom|subincludefrom)\*?\s*"
+    r"\{(?P<dir>[^{}]*)\}\s*\{(?P<file>[^{}]+)\}"
+)
+
+
+def include_name(match: re.Match[str], here: str = ".") -> str:
+    """Return the file an `_INCLUDE` match reads, relative to the root's directory (`here`: the including file's)."""
+    if match.group("name") is not None:
+        return match.group("name")
+    if match.group("bare") is not None:
+        return match.group("bare")
+    base = here if match.group("imp").startswith("sub") else "."
+    return os.path.normpath(os.path.join(base, match.group("dir").strip(), match.group("file").strip()))
 
 
 def magic_comments(text: str) -> dict[str, str]:
@@ -115,7 +132,7 @@ def is_root(text: str) -> bool:
 
 def input_spans(text: str) -> list[tuple[int, int, str]]:
     """Return (start, end, name) of every `\\input`/`\\include`/`\\subfile` outside comments and verbatim."""
-    return [(m.start(), m.end(), m.group("name")) for m in _INCLUDE.finditer(mask(text)[0])]
+    return [(m.start(), m.end(), include_name(m)) for m in _INCLUDE.finditer(mask(text)[0])]
 
 
 def resolve_input(base: Path, name: str) -> Path | None:
@@ -150,9 +167,9 @@ class Manuscript:
         return self.root.parent
 
 
-def _includes(text: str) -> list[tuple[int, str]]:
+def _includes(text: str, here: str = ".") -> list[tuple[int, str]]:
     return [
-        (lineno, match.group("name"))
+        (lineno, include_name(match, here))
         for lineno, line in enumerate(mask(text)[0].splitlines(), start=1)
         for match in _INCLUDE.finditer(line)
     ]
@@ -191,7 +208,7 @@ def load_manuscript(
             )
         manuscript.files.append(path)
         manuscript.texts[path] = text
-        return _includes(text)
+        return _includes(text, os.path.relpath(path.parent, manuscript.directory))
 
     # a stack of (file, its remaining includes), so the files come out in reading order
     stack: list[tuple[Path, list[tuple[int, str]]]] = [(root, read(root)[::-1])]
@@ -218,6 +235,32 @@ def load_manuscript(
         elif real not in seen and len(seen) < MAX_FILES:
             stack.append((real, read(real)[::-1]))
     return manuscript
+
+
+def add_engine_inputs(manuscript: Manuscript, names: list[str]) -> list[Path]:
+    """Add the files the engine typeset that the reading of the source missed; return those added.
+
+    `names` are relative to the root's directory (a compile's record: `CompileReport.typeset`), e.g. a
+    file `\\input` through a macro. The same bounds hold as for any input: inside the repository, no
+    dot-file, one link, the manuscript's cap.
+    """
+    boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
+    known = set(manuscript.files)
+    added: list[Path] = []
+    total = sum(len(text) for text in manuscript.texts.values())
+    for name in names:
+        real = boundary.allowed(manuscript.directory / name, shared=True)
+        if real is None or real in known or not real.is_file() or len(known) >= MAX_FILES:
+            continue
+        text = read_text(real)
+        total += len(text)
+        if total > limit_for("manuscript"):
+            break  # the static reading already held the cap; what the engine adds past it stays unread
+        known.add(real)
+        manuscript.files.append(real)
+        manuscript.texts[real] = text
+        added.append(real)
+    return added
 
 
 #: how many `*.tex` files per directory level root finding looks at, and how much of each

@@ -110,6 +110,7 @@ class _FileStack:
         self.stack: list[str | None] = []
         self.default = default
         self.names = names
+        self.pushed: list[str] = []  # the names opened, for `log_inputs`
 
     @property
     def current(self) -> str:
@@ -126,11 +127,13 @@ class _FileStack:
                 known = self.names.match(line, i + 1) if self.names is not None else None
                 if known and (known.end() == len(line) or line[known.end()] in " \t()"):
                     self.stack.append(known.group(0))
+                    self.pushed.append(known.group(0))
                     i = known.end()
                     continue
                 match = _FILE_OPEN.match(line, i)
                 if match:
                     self.stack.append(match.group("path"))
+                    self.pushed.append(match.group("path"))
                     i = match.end()
                     continue
                 self.stack.append(None)
@@ -158,6 +161,17 @@ def _file_line(
 
 
 _LINE_NUMBER = re.compile(r":(\d+): ")
+
+
+def log_inputs(text: str, read: Collection[str] = ()) -> list[str]:
+    """Return the names TeX opened with `\\input` (its log shows each as `(name`), first-seen order.
+
+    Files read with `\\openin` (a probe, a data table) appear in the engine's `.fls` but not here.
+    """
+    files = _FileStack("", _names_pattern(frozenset(read)))
+    for line in text.splitlines():
+        files.feed(line)
+    return list(dict.fromkeys(files.pushed))
 
 
 def parse_tex_log(

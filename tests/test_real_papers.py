@@ -295,7 +295,8 @@ ONE_LEVEL_UP = {
 
 
 def _figure_doc(preamble: str, body: str) -> str:
-    return f"\\documentclass{{article}}\n\\usepackage{{graphicx}}\n{preamble}\\begin{{document}}\n{body}\n\\end{{document}}\n"
+    head = "\\documentclass{article}\n\\usepackage{graphicx}\n"
+    return f"{head}{preamble}\\begin{{document}}\n{body}\n\\end{{document}}\n"
 
 
 PAPERS += [
@@ -307,7 +308,10 @@ PAPERS += [
     ),
     Paper(
         "graphicspath_one_level_up",
-        {**ONE_LEVEL_UP, "paper/main.tex": _figure_doc("\\graphicspath{{../figures/}}\n", "\\includegraphics{figure_1}")},
+        {
+            **ONE_LEVEL_UP,
+            "paper/main.tex": _figure_doc("\\graphicspath{{../figures/}}\n", "\\includegraphics{figure_1}"),
+        },
         {"compile": set(), "citations": set(), "placeholders": set()},
         root="paper/main.tex",
     ),
@@ -316,6 +320,31 @@ PAPERS += [
         {**ONE_LEVEL_UP, "paper/main.tex": _figure_doc("\\input{../shared/macros}\n", "The \\method{} works.")},
         {"compile": set(), "citations": set(), "placeholders": set()},
         root="paper/main.tex",
+    ),
+]
+
+# the ReScience C class: it inputs metadata.tex (which defines the bibliography's name) and declares the
+# bibliography through that macro, so only the engine's record (the .bcf) names the file
+JOURNAL_CLASS = r"""\NeedsTeXFormat{LaTeX2e}
+\ProvidesClass{journal}[2024/01/01 a class naming its bibliography through a macro]
+\LoadClass{article}
+\input{metadata.tex}
+\RequirePackage[backend=biber]{biblatex}
+\addbibresource{\articleBIBLIOGRAPHY}
+"""
+
+PAPERS += [
+    Paper(
+        "class_naming_its_bibliography_through_a_macro",
+        {
+            "journal.cls": JOURNAL_CLASS,
+            "metadata.tex": "\\def\\articleBIBLIOGRAPHY{bibliography.bib}\n",
+            "bibliography.bib": REFS,
+            "main.tex": "\\documentclass{journal}\n\\begin{document}\nAs \\cite{knuth1984} and \\cite{lamport1994} "
+            "show, and \\cite{knuth1984} again.\n\\printbibliography\n\\end{document}\n",
+        },
+        {"compile": set(), "citations": set(), "placeholders": set()},
+        tools=("pdflatex", "biber"),
     ),
 ]
 

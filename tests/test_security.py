@@ -525,7 +525,8 @@ def test_shared_bibliography_one_level_up_compiles_and_nothing_else_is_visible(t
     (repo / ".private" / "other.tex").write_text(SECRET_TEX)
     (tmp_path / "outside.tex").write_text(SECRET_TEX)
     if tool == "bibtex":
-        body = "\\cite{k1}\\input{../chapter}\\input{../.private/other}\\bibliographystyle{plain}\\bibliography{../refs}"
+        body = "\\cite{k1}\\input{../chapter}\\input{../.private/other}"
+        body += "\\bibliographystyle{plain}\\bibliography{../refs}"
         preamble = ""
     else:
         body, preamble = (
@@ -533,7 +534,8 @@ def test_shared_bibliography_one_level_up_compiles_and_nothing_else_is_visible(t
             "\\usepackage{biblatex}\\addbibresource{../refs.bib}\n",
         )
     main = repo / "paper" / "main.tex"
-    main.write_text(plain(doc(body.replace("{", "{{").replace("}", "}}"), preamble.replace("{", "{{").replace("}", "}}"))))
+    braced = [part.replace("{", "{{").replace("}", "}}") for part in (body, preamble)]
+    main.write_text(plain(doc(*braced)))
     done = _run_check(main, dict(os.environ), tmp_path / "cache")
     assert CANARY not in done.stdout + done.stderr
     assert '"kind": "outside_tree"' in done.stdout  # the evidence gate does not read ../.private/other.tex

@@ -227,3 +227,47 @@ def test_the_pdf_reader_runs_under_a_memory_cap(tmp_path: Path) -> None:
     (tmp_path / "bomb.pdf").write_bytes(_form_bomb(100_000))
     found = read_pdf(tmp_path / "bomb.pdf", seconds=60, memory_bytes=64 << 20)  # below what Python itself needs
     assert found.text is None and "more than 64 MB" in found.note, found
+
+
+# typeset but (before) not checked: each row's TODO reaches the PDF, so the placeholders item must fail
+TYPESET = {
+    "setboolean": (
+        {"main.tex": "\\usepackage{ifthen}\n\\newif\\ifdraft\n\\setboolean{draft}{true}\n"},
+        "\\ifdraft TODO\\fi",
+    ),
+    "csname-true": ({"main.tex": "\\newif\\ifdraft\n\\csname drafttrue\\endcsname\n"}, "\\ifdraft TODO\\fi"),
+    "local-style-sets-it": (
+        {"main.tex": "\\newif\\ifdraft\n\\usepackage{mydraft}\n",
+         "mydraft.sty": "\\ProvidesPackage{mydraft}\\drafttrue\n"},
+        "\\ifdraft TODO\\fi",
+    ),
+    "input-no-braces": ({"main.tex": "", "nums.tex": "TODO: the numbers.\n"}, "\\input nums\n"),
+    "input-if-file-exists": ({"main.tex": "", "nums.tex": "TODO: the numbers.\n"}, "\\InputIfFileExists{nums}{}{}"),
+    "import": ({"main.tex": "\\usepackage{import}\n", "sub/part.tex": "TODO: part.\n"}, "\\import{sub/}{part}"),
+    "subimport": (
+        {"main.tex": "\\usepackage{import}\n", "sub/part.tex": "\\subimport{deeper/}{leaf}\n",
+         "sub/deeper/leaf.tex": "TODO: leaf.\n"},
+        "\\subimport{sub/}{part}",
+    ),
+    "input-through-a-macro": (
+        {"main.tex": "\\newcommand\\chapterfile[1]{\\input{chapters/#1}}\n",
+         "chapters/results.tex": "TODO: results.\n"},
+        "\\chapterfile{results}",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("row", sorted(TYPESET))
+def test_what_is_typeset_is_checked(row: str, tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    files, body = TYPESET[row]
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        if name != "main.tex":
+            (tmp_path / name).write_text(text)
+    (tmp_path / "main.tex").write_text(
+        f"\\documentclass{{article}}\n{files['main.tex']}\\begin{{document}}\n{body}\n\\end{{document}}\n"
+    )
+    results = check_manuscript(tmp_path / "main.tex", CheckOptions(use_cache=False))
+    assert results["compile"].ok, results["compile"]
+    assert [v.token for v in results["placeholders"].violations] == ["TODO"], results["placeholders"]

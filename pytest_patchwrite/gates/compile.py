@@ -64,6 +64,7 @@ class CompileReport:
     # last run read (its .fls) and the bibliographies bibtex/biber were asked to read (\bibdata, the .bcf)
     inputs: list[str] = field(default_factory=list)
     bibliographies: list[str] = field(default_factory=list)
+    typeset: list[str] = field(default_factory=list)  # of `inputs`, the files `\\input` typeset (record.py)
     start: str = "cold"  # cold, or how a warm start went (see gates.warm.Start)
     cache_rejected: int = 0  # cache entries on disk that did not verify and were ignored (gates.cachetrust)
     messages: list[LogMessage] = field(default_factory=list)
@@ -283,7 +284,10 @@ class CompileGate:
                 report.start = start.kind = "warm+"
         if start.seeded and (report.unsettled or report.timed_out or report.limit):
             start.kind = "fallback"  # a cold check's cap and deadline count from an empty state
-        report.inputs = [root.name if rel == entry else rel for rel in record.tree_inputs(recorded, work, job)]
+        read_files = record.tree_inputs(recorded, work, job)
+        report.inputs = [root.name if rel == entry else rel for rel in read_files]
+        typeset = record.typeset_inputs(read_files, read_log(work / f"{job}.log"), recorded) if read_files else []
+        report.typeset = [root.name if rel == entry else rel for rel in typeset]
         report.bibliographies = record.bibliographies(work, job, self._bib_tool(work, job))
         pdf = work / f"{job}.pdf"
         report.pdf_bytes = pdf.stat().st_size if pdf.exists() else 0

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..bib import Bibliography, load_bibliography, resolve_bib
 from ..bindfile import FileBinding, parse
+from ..engines import local_styles
 from ..errors import InputError
 from ..explog import EvidenceLog, load_logs
 from ..latex import Scan, cite_commands, false_conditionals, scan
@@ -154,7 +155,10 @@ def evaluate(
         config = config.for_manuscript(manuscript)
     else:
         config = config.for_manuscript(manuscript, head.get(manuscript.root, ""))
-    false_ifs = false_conditionals(manuscript.texts.values())
+    # a local class or style may set a conditional true (`\DeclareOption{draft}{\drafttrue}`): in doubt, checked
+    false_ifs = false_conditionals(
+        [*manuscript.texts.values(), *local_styles(manuscript.root, manuscript.texts[manuscript.root])]
+    )
     cites = cite_commands(manuscript.texts.values())  # a wrapper the preamble defines cites in every section
     scans = [scan(manuscript.texts[path], str(path), false_ifs, cites) for path in manuscript.files]
     if head is not None:

@@ -14,7 +14,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from .. import sandbox
-from ..texlog import Recording, parse_fls
+from ..texlog import Recording, log_inputs, parse_fls
 from .rerun import bib_input, read_log
 
 _BIBDATA = re.compile(r"\\bibdata\{(?P<names>[^}]*)\}")
@@ -45,6 +45,21 @@ def tree_inputs(record: Recording, work: Path, job: str) -> list[str]:
         if not relative.startswith(f"{job}."):
             found.setdefault(relative, None)
     return list(found)
+
+
+# what the engine reads that is code or data, not typeset text: classes, packages, fonts, graphics
+_NOT_TYPESET = frozenset(
+    ".cls .sty .def .cfg .clo .fd .ldf .bbx .cbx .lbx .dbx .bst .ist .map .enc .tfm .vf .pfb .otf .ttf .ttc "
+    ".pdf .png .jpg .jpeg .eps .ps .svg .gif .bmp .tif .tiff .jbig2 .bib .bbl .aux .toc .lof .lot .out .nav .snm "
+    ".csv .tsv .dat .json .yaml .yml .xml".split()
+)
+
+
+def typeset_inputs(inputs: list[str], log: str, record: Recording) -> list[str]:
+    """Return the files of `inputs` (see `tree_inputs`) the engine typeset: opened with `\\input` (its log shows
+    them), whatever their name (`part.txt`, `fig.pgf`, no extension), but no class, package, font or graphic."""
+    opened = {PurePosixPath(os.path.normpath(name)).as_posix() for name in log_inputs(log, record.inputs)}
+    return [rel for rel in inputs if rel in opened and PurePosixPath(rel).suffix.lower() not in _NOT_TYPESET]
 
 
 def bibliographies(work: Path, job: str, tool: str | None) -> list[str]:
