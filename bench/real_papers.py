@@ -75,8 +75,14 @@ def papers(args: argparse.Namespace, scratch: Path) -> list[tuple[Path, Path]]:
 
 def fresh_copy(tree: Path, root: Path, target: Path) -> Path:
     """Copy the paper's tree (without build outputs; a `.git` marker stays) and return the copy's root."""
-    ignore = shutil.ignore_patterns("*.aux", "*.log", "*.pdf", "*.bbl", "*.blg", "*.bcf", "*.run.xml", "*.fls",
-                                    "*.fdb_latexmk", "*.toc", "*.out", "objects", "*.pack")  # fmt: skip
+    outputs = shutil.ignore_patterns("*.aux", "*.log", "*.bbl", "*.blg", "*.bcf", "*.run.xml", "*.fls",
+                                     "*.fdb_latexmk", "*.toc", "*.out", "*.xdv", "objects", "*.pack")  # fmt: skip
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        # a PDF is a build output only beside a .tex of its name: figures (figures/figure_1.pdf) stay
+        built = {n for n in names if n.endswith(".pdf") and f"{n[:-4]}.tex" in names}
+        return set(outputs(directory, names)) | built
+
     shutil.copytree(tree, target, ignore=ignore)
     return target / root.relative_to(tree)
 
