@@ -37,7 +37,7 @@ except ImportError:  # pragma: no cover - CI installs the extra (the `test` extr
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "paper"
 SERVER = [sys.executable, "-c", "import sys; from pytest_patchwrite.cli import main; sys.exit(main(sys.argv[1:]))"]
-TOOLS = {"list_manuscripts", "read_numbered", "apply_edit", "check", "diff"}
+TOOLS = {"list_manuscripts", "read_numbered", "apply_edit", "check", "diff", "bindings"}
 
 
 def _env() -> dict[str, str]:
@@ -455,6 +455,27 @@ def test_check_and_diff(served: Path) -> None:
     assert diffed["base"] == "HEAD" and diffed["numeric_jaccard"] < 1.0
     moved = {(c["token"], c["file"]) for c in diffed["changes"]}
     assert ("16", "sections/intro.tex") in moved or ("12", "sections/intro.tex") in moved
+
+
+def test_bindings_are_shown_never_written(served: Path) -> None:
+    bindings_file = served / "main.bindings.json"
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with session(served) as client:
+            before = data(await client.call_tool("bindings", {"path": "sections/results.tex"}))
+            assert not bindings_file.exists()  # the tool only looks
+            done = subprocess.run([*SERVER, "bind", str(served / "main.tex")], capture_output=True, text=True,
+                                  env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            return before, data(await client.call_tool("bindings", {"path": "main.tex"}))
+
+    before, after = run(main)
+    assert (before["exists"], before["up_to_date"], before["current"]) == (False, False, [])
+    assert before["bindings_file"] == "main.bindings.json"
+    added = {(row["file"], row["line"], row["token"], row["at"]) for row in before["would_add"]}
+    assert ("sections/results.tex", 3, "91.4\\%", "ours.clean_acc") in added and len(added) == 6
+    assert (after["exists"], after["up_to_date"], after["would_add"], after["would_remove"]) == (True, True, [], [])
+    assert len(after["current"]) == 6 and after["counts"]["bound"] == 6
 
 
 def test_project_settings_are_read_as_data_and_conftest_is_not_loaded(served: Path, tmp_path: Path) -> None:

@@ -115,6 +115,10 @@ class ApplyResult(_Open):
     hint: str = Field(description="what to do next")
 
 
+BINDINGS_DESCRIPTION = """Show the manuscript's bindings file (each empirical number bound to one log entry) as it
+is, and what `patchwrite bind` would change: bindings it would add or remove, numbers no log entry attests, and
+counts. Read-only: the bindings file is written only by `patchwrite bind`, never by this server."""
+
 PathArg = Annotated[str, Field(description="file path relative to the served directory, e.g. main.tex")]
 
 
@@ -213,7 +217,12 @@ def build_server(workspace: Workspace) -> MCPServer:
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
     server.add_tool(apply_edit, description=APPLY_DESCRIPTION, annotations=writes)
     server.add_tool(check, description=CHECK_DESCRIPTION, annotations=read_only)
+
+    async def bindings(path: PathArg) -> dict[str, Any]:
+        return await call(workspace.bindings, path)
+
     server.add_tool(diff, description=DIFF_DESCRIPTION, annotations=read_only)
+    server.add_tool(bindings, description=BINDINGS_DESCRIPTION, annotations=read_only)
     return server
 
 

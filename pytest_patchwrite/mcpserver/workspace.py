@@ -263,6 +263,41 @@ class Workspace:
             data["violations_omitted"] = omitted
         return {"path": self.shown(root), "base": base, **data}
 
+    def bindings(self, path: str) -> dict[str, Any]:
+        """Return the manuscript's bindings file as it is and what `patchwrite bind` would change (read-only)."""
+        import json
+
+        from ..commands.bind import outcome_json
+        from ..gates.binding import bind_root
+
+        real = self.resolve(path)
+        root = self.root_of(real)
+        outcome = bind_root(root, self.settings.options.evidence_config())
+        proposed = outcome_json(outcome)
+        current = json.loads(outcome.old_text).get("bindings", []) if outcome.old_text else []
+        key = ("file", "line", "token", "log", "at")
+        have = {tuple(row.get(k) for k in key) for row in current}
+        want = {tuple(row.get(k) for k in key) for row in proposed["bindings"]}
+        limit = MAX_FILES_LISTED
+
+        def rows(items: list[dict[str, Any]], keys: set[tuple[Any, ...]]) -> list[dict[str, Any]]:
+            return [row for row in items if tuple(row.get(k) for k in key) in keys][:limit]
+
+        added = rows(proposed["bindings"], want - have)
+        removed = rows(current, have - want)
+        return {
+            "path": self.shown(root),
+            "bindings_file": self.shown(outcome.path),
+            "exists": outcome.old_text is not None,
+            "up_to_date": not outcome.changed,
+            "current": current[:limit],
+            "would_add": added,
+            "would_remove": removed,
+            "unattested": proposed["unattested"][:limit],
+            "counts": proposed["counts"],
+            "note": "read-only: only `patchwrite bind` writes the bindings file",
+        }
+
     def _violations(self, violations: list[Violation]) -> tuple[list[dict[str, Any]], int]:
         shown = []
         for violation in violations[:MAX_VIOLATIONS]:
