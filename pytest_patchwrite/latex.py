@@ -90,6 +90,16 @@ _REF_WORDS = re.compile(
     r"Assumptions?|Remarks?|Hypothes[ie]s|Stages?|Phases?|Versions?|Vol\.|Volume|Issue)|§)(?:~|\s|\\ |\()*$",
     re.IGNORECASE,
 )
+_BETWEEN_WORD_AND_NUMBER = " \t\n\r\f\v~(\\,"
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def _after_word(before: str) -> bool:
+    """Return whether a reference word or a month may end `before` (a cheap test; the regexes decide)."""
+    last = before.rstrip(_BETWEEN_WORD_AND_NUMBER)[-1:]
+    return last.isalpha() or last in ".§" or any(month in before for month in _MONTHS)
+
+
 _MONTH_BEFORE = re.compile(
     r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?[~\s]*(?:\d{1,2},?\s*)?$"
 )
@@ -630,7 +640,7 @@ def _numbers(
             continue  # 3D, 50k, 2x
         if _UNIT_AFTER.match(after) and not m.group("pct"):
             continue
-        if _REF_WORDS.search(before) or _MONTH_BEFORE.search(before):
+        if _after_word(before) and (_REF_WORDS.search(before) or _MONTH_BEFORE.search(before)):
             continue
         parsed = number_value(m)
         if parsed is None:

@@ -23,9 +23,9 @@ _BREAK = re.compile(
     r"\n[ \t]*\n|\\\\"
     r"|\\(?:par|item|section|subsection|subsubsection|paragraph|subparagraph|chapter|part|caption|footnote|begin|end"
     r"|bibitem|hline|toprule|midrule|bottomrule)(?![A-Za-z@])"
-    r"|(?<!\\)[.?!](?=[)\]}'\"$]*(?:\s|$))"
+    # the word before a point is matched with it, from the word's start only (no search back per point)
+    r"|(?:(?<![A-Za-z.])(?P<word>[A-Za-z]++(?:\.[A-Za-z]++)*+))?(?<!\\)(?P<point>[.?!])(?=[)\]}'\"$]*(?:\s|$))"
 )
-_WORD_BEFORE = re.compile(r"([A-Za-z]+(?:\.[A-Za-z]+)*)$")
 _NEXT = re.compile(r"[)\]}'\"$]*\s*(\S?)")
 _GROUP_AFTER = re.compile(r"\s*(?:\[[^\]]*\]\s*)?\{")
 
@@ -35,18 +35,19 @@ def boundaries(masked: str) -> list[int]:
     found: list[int] = []
     closes: dict[int, int] | None = None
     for m in _BREAK.finditer(masked):
+        point = m.group("point")
         if m.group(0) == "\\footnote" and (group := _GROUP_AFTER.match(masked, m.end())):
             closes = closing_braces(masked) if closes is None else closes
             if (close := closes.get(group.end() - 1)) is not None:
                 found.append(close)  # the text after the footnote is not the footnote's sentence
-        if m.group(0) == ".":
-            word = _WORD_BEFORE.search(masked, max(0, m.start() - 24), m.start())
-            if word and word.group(1).lower() in ABBREVIATIONS:
+        if point == ".":
+            word = m.group("word")
+            if word and word.lower() in ABBREVIATIONS:
                 continue  # et al., e.g., Fig.
             following = _NEXT.match(masked, m.end())
             if following and following.group(1).islower():
                 continue  # an abbreviation we do not know, mid-sentence
-        found.append(m.start())
+        found.append(m.start("point") if point else m.start())
     return sorted(found)
 
 

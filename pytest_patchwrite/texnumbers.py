@@ -31,7 +31,6 @@ NUMBER = re.compile(
 # a letter (or _) right before the digits makes them part of a name (ResNet50, x_1), unless it ends a
 # control word that prints no sign: TeX ends `\pm` at the digit, so `\pm42{,}930.5` prints 42930.5;
 # after a macro of the paper's own (`\newcommand{\m}{-}` then `\m0.02`) the printed sign is unknown
-_IN_NAME = re.compile(r"[^\W\d]$")
 _CONTROL_WORD = re.compile(
     r"\\(?:pm|mp|approx|sim|simeq|cong|equiv|propto|leq?|geq?|leqslant|geqslant|ll|gg|lt|gt|neq?|times|cdot|div|ast"
     r"|quad|qquad|enspace|thinspace|medspace|thickspace|to|rightarrow|leftarrow|Rightarrow|mapsto|colon|mid|vert"
@@ -88,7 +87,9 @@ def number_value(m: re.Match[str]) -> tuple[Decimal, int] | None:
 
 def in_name(before: str) -> bool:
     """Return whether digits after `before` continue a name (ResNet50) rather than follow a control word (\\pm42)."""
-    return bool(_IN_NAME.search(before)) and not _CONTROL_WORD.search(before)
+    last = before[-1:]
+    letter = last == "_" or (last.isalnum() and not last.isdecimal())  # what [^\W\d] matches, without a search
+    return letter and not _CONTROL_WORD.search(before)
 
 
 def quiet_ranges(masked: str) -> list[tuple[int, int]]:
@@ -101,8 +102,8 @@ def quiet_ranges(masked: str) -> list[tuple[int, int]]:
     for m in scripts:
         j = m.end()
         if j < len(masked) and masked[j] == "{":
-            close = closes.get(j)
-            found.append((j + 1, close if close is not None else j + 1))
+            if (close := closes.get(j)) is not None:  # an unclosed `^{` covers nothing
+                found.append((j + 1, close))
         else:
             found.append((j, j + 1))  # one token: x^2, y_1
     return found

@@ -70,7 +70,8 @@ CASES = [
     ("In: Proc. NDSS, doi:10.14722/ndss.2024.23 and DOI: 10.1145/3548606.3560583.", []),
     ("available as 10.1145/3548606.3560583 or arXiv:2301.12345v2.", []),
     (r"at https://x.org/a\_b/1.5\%20c and 0.25", [("0.25", "0.25", False)]),
-    # a number that opens the file is a number
+    # a number that opens the file, or a line after a word, is a number
+    ("expected to be 1.5 or\n2.5 pages", [("1.5", "1.5", False), ("2.5", "2.5", False)]),
     ("91.4 & 86.9 \\\\", [("91.4", "91.4", False), ("86.9", "86.9", False)]),
 ]
 
