@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -31,6 +33,26 @@ def require_ctex() -> None:
         if os.environ.get("CI"):
             pytest.fail(f"CI must not skip: {reason}")
         pytest.skip(reason)
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def example_repository(work: Path, papers: tuple[str, ...] = ("paper", "broken-paper")) -> Path:
+    """Return `work` as a git repository holding copies of the example papers, committed on `main`."""
+    if shutil.which("git") is None:
+        pytest.fail("git is needed here: apt-get install git")
+    for name in papers:
+        shutil.copytree(EXAMPLES / name, work / name)
+    for args in (
+        ("init", "-q", "-b", "main"),
+        ("config", "user.email", "test@example.org"),
+        ("config", "user.name", "Test"),
+        ("add", "-A"),
+        ("commit", "-qm", "base"),
+    ):
+        subprocess.run(["git", *args], cwd=work, capture_output=True, text=True, check=True)
+    return work
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from conftest import require_tool
+from conftest import example_repository, require_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
@@ -83,24 +82,11 @@ def test_install_script_refuses_a_bad_package_name() -> None:
     assert "::error::tex-packages: ';rm' is not a Debian package name" in done.stderr
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
-
-
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     """A checkout as actions/checkout leaves it: both example papers committed, the base at origin/main."""
-    if shutil.which("git") is None:
-        pytest.fail("git is needed for the action's tests: apt-get install git")
-    work = tmp_path / "work"
-    for name in ("paper", "broken-paper"):
-        shutil.copytree(ROOT / "examples" / name, work / name)
-    git(work, "init", "-q", "-b", "main")
-    git(work, "config", "user.email", "test@example.org")
-    git(work, "config", "user.name", "Test")
-    git(work, "add", "-A")
-    git(work, "commit", "-qm", "base")
-    git(work, "update-ref", "refs/remotes/origin/main", "HEAD")
+    work = example_repository(tmp_path / "work")
+    subprocess.run(["git", "update-ref", "refs/remotes/origin/main", "HEAD"], cwd=work, check=True)
     return work
 
 

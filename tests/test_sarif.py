@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import require_tool
+from conftest import example_repository, require_tool
 
 from pytest_patchwrite.kinds import KINDS
 from pytest_patchwrite.model import WARNING, Violation
@@ -35,23 +34,10 @@ def valid(log: dict) -> dict:
     return log
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A git repository holding both example papers, committed."""
-    if shutil.which("git") is None:
-        pytest.fail("git is needed for the SARIF tests: apt-get install git")
-    for name in ("paper", "broken-paper"):
-        shutil.copytree(ROOT / "examples" / name, tmp_path / name)
-    git(tmp_path, "init", "-q", "-b", "main")
-    git(tmp_path, "config", "user.email", "test@example.org")
-    git(tmp_path, "config", "user.name", "Test")
-    git(tmp_path, "add", "-A")
-    git(tmp_path, "commit", "-qm", "base")
-    return tmp_path
+    return example_repository(tmp_path)
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
