@@ -480,17 +480,21 @@ def test_bindings_are_shown_never_written(served: Path) -> None:
 
 def test_project_settings_are_read_as_data_and_conftest_is_not_loaded(served: Path, tmp_path: Path) -> None:
     marker = tmp_path / "conftest-ran"
-    (served / "pyproject.toml").write_text('[tool.pytest.ini_options]\npatchwrite_max_span = "2"\n')
+    settings = '[tool.pytest.ini_options]\npatchwrite_max_span = "2"\npatchwrite_trusted_input = true\n'
+    (served / "pyproject.toml").write_text(settings)
     (served / "conftest.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
 
-    async def main() -> dict[str, Any]:
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
         async with session(served) as client:
+            listed = data(await client.call_tool("list_manuscripts", {}))
             edit = fenced(3, 5, "a", "b", "c")
-            return data(await client.call_tool("apply_edit", {"path": "sections/intro.tex", "edit": edit}))
+            return listed, data(await client.call_tool("apply_edit", {"path": "sections/intro.tex", "edit": edit}))
 
-    result = run(main)
+    listed, result = run(main)
     assert (result["stage"], result["reason"]) == ("parse", "span_too_long")
     assert not marker.exists()
+    assert listed["settings"]["file"] == str(served / "pyproject.toml")
+    assert listed["settings"]["ignored"] == ["patchwrite_trusted_input (the server always runs TeX in the sandbox)"]
 
 
 def test_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
@@ -533,3 +537,28 @@ def test_an_internal_error_is_one_line_and_logged(served: Path, caplog: pytest.L
     assert any(r.exc_info and "a bug" in str(r.exc_info[1]) for r in caplog.records)  # the traceback, for stderr
     assert not workspace.lock.locked()  # the next call is served
     assert _run_tool(workspace, workspace.read_numbered, "main.tex", 1, 1)["end"] == 1
+
+
+def test_settings_files_as_pytest_finds_them(tmp_path: Path) -> None:
+    from pytest_patchwrite.errors import InputError
+    from pytest_patchwrite.mcpserver.project import load_settings
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    (tmp_path / "tox.ini").write_text("[pytest]\npatchwrite_numbers = strict\npatchwrite_log = results/*.json\n"
+                                      "patchwrite_cache_dir = .cache\npatchwrite_max_runs = 3\n")  # fmt: skip
+    found = load_settings(paper)
+    assert found.source == tmp_path / "tox.ini"
+    assert (found.options.numbers, found.options.strict, found.options.max_runs) == ("decimals", True, 3)
+    assert found.options.logs == [tmp_path / "results/*.json"]
+    assert found.options.cache_dir is None and found.ignored[0].startswith("patchwrite_cache_dir")
+    (paper / "setup.cfg").write_text("[metadata]\nname = x\n")  # no [tool:pytest]: not pytest's file
+    (tmp_path / "pytest.ini").write_text("[pytest]\npatchwrite_engine = xelatex\n")
+    assert load_settings(paper).options.default_engine == "xelatex"  # pytest.ini wins over tox.ini
+    (paper / "pyproject.toml").write_text('[tool.pytest.ini_options]\npatchwrite_timeout = "0"\n')
+    with pytest.raises(InputError, match="pyproject.toml"):
+        load_settings(paper)
+    (paper / "pyproject.toml").write_text("[tool.black]\n")  # no pytest table: keep walking up
+    assert load_settings(paper).source == tmp_path / "pytest.ini"
+    assert load_settings(tmp_path / "paper").max_span == 40

@@ -153,6 +153,15 @@ def load_settings(directory: Path) -> ProjectSettings:
         rootdir=base_dir,
     )
     ignored = []
+    cache = _words(get("patchwrite_cache_dir", []))
+    if cache:
+        from ..gates.cachetrust import inside_work_tree
+
+        configured = base_dir / cache[0]
+        if inside_work_tree(configured, source, base_dir) is None:
+            options.cache_dir = configured
+        else:  # as the plugin does: a cache a pull request could commit to never decides a verdict
+            ignored.append("patchwrite_cache_dir (inside the work tree; the user cache is used)")
     if _flag(get("patchwrite_trusted_input", False), "patchwrite_trusted_input", source):
         ignored.append("patchwrite_trusted_input (the server always runs TeX in the sandbox)")
     return ProjectSettings(

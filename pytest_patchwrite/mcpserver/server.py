@@ -232,6 +232,8 @@ def serve(workspace: Workspace) -> None:
     handler.setFormatter(logging.Formatter("patchwrite mcp: %(levelname)s: %(message)s"))
     log.addHandler(handler)
     log.propagate = False
+    for item in workspace.settings.ignored:
+        log.warning("%s: ignored %s", workspace.settings.source, item)
     build_server(workspace).run("stdio")
 
 

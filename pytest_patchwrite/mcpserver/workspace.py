@@ -147,7 +147,10 @@ class Workspace:
                 if len(files) > MAX_FILES_LISTED:
                     entry["files_omitted"] = len(files) - MAX_FILES_LISTED
             manuscripts.append(entry)
-        return {"directory": str(self.directory), "manuscripts": manuscripts, "truncated": truncated}
+        settings = {"file": str(self.settings.source) if self.settings.source else None,
+                    "ignored": self.settings.ignored}  # fmt: skip
+        return {"directory": str(self.directory), "manuscripts": manuscripts, "truncated": truncated,
+                "settings": settings}  # fmt: skip
 
     def read_numbered(self, path: str, start: int | None = None, end: int | None = None) -> dict[str, Any]:
         """Return lines `start..end` of a file as `N | text`, bounded, with its revision (sha256 of its bytes)."""
