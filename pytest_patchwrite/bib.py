@@ -14,7 +14,8 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock
 
-from . import sandbox
+from . import envfaults, sandbox
+from .errors import InputError
 from .inputs import Identity, Reads, file_identity, read_text, recording_reads, replay
 from .paths import Boundary, OutsideTree
 
@@ -51,7 +52,12 @@ def load_bib(path: Path) -> BibKeys:
 def _parse_bib(name: str, _identity: Identity | None) -> tuple[BibKeys, Reads]:
     """Return the parse of one `.bib` and what reading it read (replayed on every cache hit)."""
     with recording_reads() as reads:
-        keys = _parse_bib_text(Path(name))
+        try:
+            keys = _parse_bib_text(Path(name))
+        except MemoryError:
+            raise envfaults.out_of_memory(name, "this bibliography") from None
+        except RecursionError:
+            raise InputError(name, f"({envfaults.shown_size(name)}) is nested too deeply to be parsed") from None
     return keys, reads
 
 

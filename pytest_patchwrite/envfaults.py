@@ -13,9 +13,10 @@ import errno
 import os
 import signal
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from .errors import EnvironmentFault
 
@@ -29,6 +30,7 @@ ERRNO_REASONS = {
 }
 #: a filesystem with less room than this (or no free inode) counts as full when a write failed on it
 FULL_BYTES = 8 << 20
+T = TypeVar("T")
 MEMORY_REMEDY = "free memory on this machine (or raise this process's address-space limit, `ulimit -v`) and run again"
 
 
@@ -178,3 +180,14 @@ def out_of_memory(path: Path | str, what: str) -> EnvironmentFault:
     """Return the fault of reading a file that did not fit in memory, naming the file and its size."""
     return EnvironmentFault(path, f"reading {what} ({shown_size(path)}) ran out of memory", MEMORY_REMEDY,
                             reason="out_of_memory")  # fmt: skip
+
+
+def retry_once(run: Callable[[], T]) -> T:
+    """Return `run()`; after an EnvironmentFault run it once more, and let a second one propagate (exit 2).
+
+    For the corpus harnesses: a machine's hiccup gets one more chance, and never becomes a cell of a table.
+    """
+    try:
+        return run()
+    except EnvironmentFault:
+        return run()

@@ -76,7 +76,14 @@ class EnvironmentFault(PatchwriteError):
         self.remedy = remedy
         self.stage = stage  # the stage of a transaction it stopped (set by try_patch)
 
+    def __reduce__(self) -> tuple[object, ...]:  # crosses process pools (the stress harness) whole
+        return (_rebuild_fault, (self.path, self.cause, self.remedy, self.reason, self.stage))
+
     def to_json(self) -> dict[str, str]:
         """Return the `error` object of the JSON output: reason, cause (naming the place) and remedy."""
         cause = f"{self.path}: {self.cause}" if self.path else self.cause
         return {"reason": self.reason, "cause": cause, "remedy": self.remedy}
+
+
+def _rebuild_fault(path: str, cause: str, remedy: str, reason: str, stage: str | None) -> EnvironmentFault:
+    return EnvironmentFault(path, cause, remedy, reason=reason, stage=stage)

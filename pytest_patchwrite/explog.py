@@ -12,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from . import envfaults
 from .errors import InputError
 from .inputs import Identity, Reads, file_identity, load_json, read_text, recording_reads, replay
 from .numeric import NumberIndex
@@ -111,7 +112,10 @@ def _json(text: str, path: Path, line: int | None = None) -> Any:
 
 def load_log_file(path: Path, log: EvidenceLog) -> None:
     """Add every numeric leaf or token of one log file to `log`; raise InputError when it cannot be read."""
-    text = read_text(path, kind="log")
+    try:
+        text = read_text(path, kind="log")
+    except MemoryError:  # the bytes fitted, their text did not
+        raise envfaults.out_of_memory(path, "this experimental log") from None
     suffix = path.suffix.lower()
     try:
         if suffix in (".json", ".jsonl"):
@@ -135,6 +139,8 @@ def load_log_file(path: Path, log: EvidenceLog) -> None:
         raise
     except RecursionError:
         raise InputError(path, f"nested too deeply to be read as {suffix.lstrip('.').upper()}") from None
+    except MemoryError:
+        raise envfaults.out_of_memory(path, "this experimental log") from None
     except ValueError as exc:
         raise InputError(path, f"cannot be parsed as {suffix.lstrip('.').upper()} ({exc})") from None
     log.files.append(path)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from . import envfaults
 from .corpus import DOCUMENTS, FAULTS, Fault, FaultNotApplicable, inject, materialize, select
 from .edit import Edit, number_lines
 from .fixtures import EvidenceTokens
@@ -152,7 +153,8 @@ def fault_case(request: pytest.FixtureRequest, tmp_path: Path) -> FaultCase:
         from .corpus.verify import inject_verified
 
         try:  # the first site that really breaks the copy, as `patchwrite inject` picks it
-            verified = inject_verified(path, fault_name, request.config.stash[SETTINGS].options)
+            options = request.config.stash[SETTINGS].options  # a machine's hiccup gets one more try (envfaults)
+            verified = envfaults.retry_once(lambda: inject_verified(path, fault_name, options))
         except FaultNotApplicable as exc:
             pytest.skip(f"{root}: {exc}")
         fault = verified.fault

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .errors import InputError, InputTooLarge, NotRegularFile, UsageError
+from .errors import EnvironmentFault, InputError, InputTooLarge, NotRegularFile, UsageError
 
 MB = 1024 * 1024
 #: default caps in bytes, per kind of input
@@ -123,8 +123,9 @@ def read_bytes(path: Path | str, kind: str = "manuscript", limit: int | None = N
         except OSError as exc:
             raise InputError(path, f"cannot be read ({exc.strerror})") from None
         except MemoryError:
-            raise InputError(path, f"is {info.st_size / MB:.1f} MB and does not fit in memory here",
-                             reason="out_of_memory") from None  # fmt: skip
+            raise EnvironmentFault(path, f"reading this {kind} ({info.st_size / MB:.1f} MB) ran out of memory",
+                                   f"free memory on this machine, or lower the cap PATCHWRITE_MAX_{kind.upper()}_MB",
+                                   reason="out_of_memory") from None  # fmt: skip
         note_read(path, info, data)
         return data
     finally:
@@ -197,7 +198,7 @@ def note_read(path: Path | str, info: os.stat_result, data: bytes | None = None,
 def changed_since(path: str, identity: Identity, digest: bytes) -> str:
     """Return how the file at `path` differs from the identity and sha256 it was read with, or "" when it does not."""
     if identity == CHANGED:
-        return "changed while it was read"
+        return "changed between two of its reads"
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
     except FileNotFoundError:

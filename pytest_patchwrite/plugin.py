@@ -18,6 +18,7 @@ from .autoraters.fixtures import add_options as add_judge_options
 from .autoraters.fixtures import citation_f1, judge_spec, litreview, quality_verdict, sxs
 from .bindsession import BOUND
 from .check import citations_result, compile_result, numbers_result, placeholders_result
+from .envreport import is_environment_error, pytest_report_teststatus, pytest_runtest_makereport
 from .errors import InputError, NotRegularFile, PatchwriteError
 from .faultcase import add_options as add_fault_options
 from .faultcase import fault_case
@@ -34,6 +35,8 @@ from .proposing import propose
 from .settings import SETTINGS, SHARED_DIR_KEY, Settings, add_options, from_config
 
 __all__ = [
+    "pytest_report_teststatus",
+    "pytest_runtest_makereport",
     "assert_head_invariant",
     "assert_preserved",
     "citation_f1",
@@ -313,7 +316,8 @@ class Recorder:
         file, _, gate = report.nodeid.rpartition("::")
         if file.endswith(".tex") and "patchwrite" in report.keywords:
             path = os.path.normpath(self.config.rootpath / file)
-            self.outcomes.setdefault(path, {})[gate] = (report.outcome, _reason(report))
+            outcome = "error" if is_environment_error(report) else report.outcome
+            self.outcomes.setdefault(path, {})[gate] = (outcome, _reason(report))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         settings = self.config.stash[SETTINGS]

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from . import envfaults
 from .check import CheckOptions
 from .errors import InputError
 from .gates.cachetrust import inside_work_tree
@@ -202,7 +203,11 @@ def from_config(config: pytest.Config) -> Settings:
     if workerinput is not None and SHARED_DIR_KEY in workerinput:
         shared, owns = Path(workerinput[SHARED_DIR_KEY]), False
     else:
-        shared, owns = make_owned_temp_dir("session"), True
+        try:
+            shared, owns = make_owned_temp_dir("session"), True
+        except OSError as exc:  # a full or read-only TMPDIR: say where, not INTERNALERROR
+            fault = envfaults.from_oserror(exc, "making the session's directory")
+            raise pytest.UsageError(f"patchwrite: {fault or exc}") from None
     options = CheckOptions(
         engine=config.option.patchwrite_engine,
         default_engine=default_engine,

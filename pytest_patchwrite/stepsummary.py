@@ -15,7 +15,7 @@ ENV = "GITHUB_STEP_SUMMARY"
 MAX_ROWS = 50
 MAX_CELL = 300
 ORDER = ("compile", "citations", "numbers", "placeholders", "diff")
-MARKS = {"passed": "✅ passed", "failed": "❌ failed", "skipped": "⏭️ skipped"}
+MARKS = {"passed": "✅ passed", "failed": "❌ failed", "skipped": "⏭️ skipped", "error": "⚠️ error (environment)"}
 # CommonMark's backslash escapes, plus `$` (GitHub renders $...$ as math) and `|` (a GFM table cell's end)
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$#!])")
 

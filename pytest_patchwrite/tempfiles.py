@@ -30,7 +30,7 @@ _swept_root = False
 
 
 def pid_alive(pid: int) -> bool:
-    """Return whether a process with this PID exists (one we may not signal counts as alive)."""
+    """Return whether a process with this PID exists and is not a zombie (one we may not signal counts as alive)."""
     if pid <= 0:
         return False
     try:
@@ -38,10 +38,21 @@ def pid_alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        return not _zombie(pid)
     except OverflowError:
         return False
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Return whether `pid` has exited and only waits to be reaped (state Z or X): it cleans nothing up any more."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat_line = handle.read()
+    except OSError:
+        return False  # no /proc (or it went away): the signal said it exists
+    state = stat_line.rpartition(b")")[2].split()[:1]  # the command name in (...) may hold spaces
+    return state in ([b"Z"], [b"X"])
 
 
 def temp_file_prefix(path: Path) -> str:
@@ -59,7 +70,9 @@ def _is_orphan_file(entry: os.DirEntry[str], now: float) -> bool:
         return False
     if match:
         return not pid_alive(int(match.group("pid")))
-    return bool(_LEGACY_FILE.match(entry.name)) and now - info.st_mtime > LEGACY_AGE_SECONDS
+    # a future mtime (a clock that jumped back, a copied tree) counts as old: it would otherwise never be removed
+    age = now - info.st_mtime
+    return bool(_LEGACY_FILE.match(entry.name)) and (age > LEGACY_AGE_SECONDS or age < -60)
 
 
 def sweep_dir(directory: Path) -> list[Path]:

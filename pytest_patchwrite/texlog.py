@@ -293,7 +293,7 @@ def needs_rerun(text: str) -> bool:
 # what engines and tools say when a write failed (their own words, so a manuscript can print them too: the
 # caller also asks the filesystem, see envfaults)
 _WRITE_FAILED = re.compile(
-    r"fwrite\(\)/fflush\(\) failed|I can't write on file|No space left on device|Disk quota exceeded"
+    r"fwrite\(\)(?:/fflush\(\))? failed|I can't write on file|No space left on device|Disk quota exceeded"
     r"|[Cc]annot (?:write|create)|write error|Read-only file system|Input/output error"
 )
 _MEMORY_EXHAUSTED = re.compile(r"memory exhausted|[Oo]ut of memory|not enough memory|Cannot allocate memory")

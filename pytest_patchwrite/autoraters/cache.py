@@ -31,7 +31,7 @@ class ReplyCache:
         path = self.directory / f"{key[:2]}/{key}.json"
         try:
             record = load_json(path.read_text(encoding="utf-8"), path)
-        except (OSError, ValueError, InputError):
+        except (OSError, ValueError, InputError, MemoryError):
             return None
         return record if isinstance(record, dict) and "raw" in record else None
 

@@ -19,12 +19,14 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Remove temp files and sandbox directories left by killed patchwrite processes; return the exit code."""
+    from ..gates.verdicts import default_cache_dir
     from ..tempfiles import sweep_temp_root, sweep_tree
 
     top = Path(args.dir)
     if not top.is_dir():
         raise InputError(top, "not a directory")
-    removed = sweep_tree(top) + sweep_temp_root()
+    caches = default_cache_dir().parent  # the verdict cache, the warm states and the font cache
+    removed = sweep_tree(top) + sweep_temp_root() + (sweep_tree(caches) if caches.is_dir() else [])
     for path in removed:
         print(f"removed {path}")
     print(f"{len(removed)} stale temp file(s) or sandbox(es) removed")

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import envfaults
 from ..edit import DEFAULT_MAX_SPAN
 from ..gates.compile import CompileGate
 from ..gates.evidence import EvidenceGate
+from ..inputs import load_json, read_text
 from ..model import Gate
 from ..proposers.base import ProposalRequest, Proposer, ProposerError
 from ..proposers.prompt import SYSTEM_PROMPT_VERSION
@@ -70,7 +72,7 @@ def run_live_job(proposer: Proposer, doc_id: str, fault_name: str, options: Live
         CompileGate(root, engine=options.engine, timeout=options.timeout, resolve=False, use_cache=False),
         EvidenceGate(root),
     ]
-    result = try_patch(root, proposal.raw, gates, max_span=options.max_span)
+    result = envfaults.retry_once(lambda: try_patch(root, proposal.raw, gates, max_span=options.max_span))
     committed = root.read_text(encoding="utf-8")
     record.update(
         raw=proposal.raw,
@@ -131,9 +133,9 @@ def run_live(
     journal = out / "jobs.jsonl"
     done: dict[tuple[str, str], dict[str, Any]] = {}
     if journal.exists():
-        for line in journal.read_text().splitlines():
+        for number, line in enumerate(read_text(journal, "log").splitlines(), start=1):
             if line.strip():
-                record = json.loads(line)
+                record = load_json(line, journal, number)
                 done[(record["doc"], record["fault"])] = record
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="patchwrite-live-") as tmp, open(journal, "a") as handle:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import envfaults
 from ..edit import Edit, apply_edit, count_lines, split_lines
 from ..gates.compile import CompileGate
 from ..gates.evidence import EvidenceConfig, EvidenceGate
@@ -130,7 +131,7 @@ def run_manuscript(doc_id: str, options: StressOptions) -> list[dict[str, Any]]:
     """Return every job of one manuscript, run one after another so identical candidates hit the cache."""
     with tempfile.TemporaryDirectory(prefix="patchwrite-stress-") as tmp:
         return [
-            run_job(doc_id, fault, condition, options, Path(tmp))
+            envfaults.retry_once(lambda: run_job(doc_id, fault, condition, options, Path(tmp)))  # noqa: B023
             for fault in options.faults
             for condition in options.conditions
         ]

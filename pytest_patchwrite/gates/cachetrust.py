@@ -119,7 +119,7 @@ def unseal(kind: str, key: str, entry: Any) -> tuple[Any, bool]:
         return None, True
     try:
         return json.loads(payload), False
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, True
 
 
@@ -132,7 +132,7 @@ def read_entry(path: Path, kind: str, key: str) -> tuple[Any, bool]:
     try:
         with os.fdopen(fd, "rb") as handle:
             entry = json.loads(handle.read())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError, MemoryError):  # not ours: 100 000 nested brackets, a huge file
         return None, True
     return unseal(kind, key, entry)
 

@@ -21,12 +21,15 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from .. import sandbox
+from ..tempfiles import TEMP_SUFFIX, temp_file_prefix
 from .verdicts import default_cache_dir
 
 # kpathsea's layout of generated fonts (mktexnam): fonts/pk/<mode>/<supplier>/<typeface>/<name>.<dpi>pk
@@ -55,7 +58,20 @@ def job_fonts(confined: bool) -> Iterator[sandbox.FontDirs | None]:
         return
     with sandbox.job_directory("fonts") as var:
         yield sandbox.FontDirs(var, cache_dir())
-        build(made(var))  # not after an interrupt or error: the run is ending
+        try:
+            build(made(var))  # not after an interrupt or error: the run is ending
+        except OSError as exc:  # a read-only or full cache: the job's own fonts served it; the next job makes them again
+            _warn_once(f"patchwrite: the font cache {cache_dir()} cannot be written ({exc.strerror}); bitmap fonts "
+                       "are made again for every compile")  # fmt: skip
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        print(message, file=sys.stderr)
 
 
 def made(var: Path) -> list[tuple[str, str, int]]:
@@ -124,8 +140,14 @@ def build(fonts: list[tuple[str, str, int]]) -> list[str]:
             if (_PK.fullmatch(rel) or _TFM.fullmatch(rel)) and path.stat().st_size <= MAX_FONT_BYTES:
                 target = cache_dir() / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
-                partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-                shutil.copyfile(path, partial)
-                os.replace(partial, target)  # a concurrent compile sees the whole font or none
+                # a name `patchwrite clean` and the sweep know (it names this process): a killed build leaves no orphan
+                fd, partial = tempfile.mkstemp(dir=target.parent, prefix=temp_file_prefix(target), suffix=TEMP_SUFFIX)
+                os.close(fd)
+                try:
+                    shutil.copyfile(path, partial)
+                    os.replace(partial, target)  # a concurrent compile sees the whole font or none
+                except BaseException:
+                    os.unlink(partial)
+                    raise
                 added.append(rel)
     return added
