@@ -93,8 +93,10 @@ def _leftovers(tmp_path: Path) -> list[str]:
     found = []
     for top in (tmp_path / "tmpdir", tmp_path / "paper"):
         for path in top.rglob("*") if top.is_dir() else []:
-            if path.name.endswith(".patchwrite-tmp") or path.name.endswith(".partial") or (
-                path.parent.name.startswith("patchwrite-") and path.parent.parent == top
+            if (
+                path.name.endswith(".patchwrite-tmp")
+                or path.name.endswith(".partial")
+                or (path.parent.name.startswith("patchwrite-") and path.parent.parent == top)
             ):
                 found.append(str(path.relative_to(tmp_path)))
     return sorted(found)
@@ -131,6 +133,12 @@ def _wait_for_engine(proc: subprocess.Popen[str], name: str = "pdflatex") -> int
             return pid
         time.sleep(0.02)
     raise AssertionError(f"the run ended before {name} started: {proc.communicate()}")
+
+
+def _capped(address_space: int, args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run the command line under an address-space cap set from outside, as `ulimit -v` or a CI runner would."""
+    argv = ["prlimit", f"--as={address_space}", sys.executable, "-m", "pytest_patchwrite.cli", *args]
+    return subprocess.run(argv, cwd=cwd, env=env, text=True, capture_output=True, timeout=300)
 
 
 def _start(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
@@ -188,7 +196,7 @@ def test_a_read_only_checkout_runs_pytest_without_the_cache(tmp_path: Path) -> N
     root = _paper(tmp_path)
     paper = root.parent
     (paper / "pytest.ini").write_text("[pytest]\n")
-    script = f"{shlex.quote(sys.executable)} -m pytest -q -p no:randomly .; echo \"rc=$?\""
+    script = f'{shlex.quote(sys.executable)} -m pytest -q -p no:randomly .; echo "rc=$?"'
     out = _namespaced(script, [("ro", paper, "")], paper, _env(tmp_path))
     assert "INTERNALERROR" not in out and "Traceback" not in out, out
     assert "rc=0" in out, out
@@ -207,7 +215,7 @@ def test_environment_errors_are_pytest_errors_not_failures(tmp_path: Path) -> No
     (paper / "pytest.ini").write_text("[pytest]\n")
     tiny = tmp_path / "tiny"
     tiny.mkdir()
-    script = f"{shlex.quote(sys.executable)} -m pytest -q -p no:randomly -p no:cacheprovider .; echo \"rc=$?\""
+    script = f'{shlex.quote(sys.executable)} -m pytest -q -p no:randomly -p no:cacheprovider .; echo "rc=$?"'
     out = _namespaced(script, [("tmpfs", tiny, "24k")], paper, _env(tmp_path, TMPDIR=str(tiny)))
     assert "INTERNALERROR" not in out and "rc=1" in out, out
     assert "3 errors" in out and "failed" not in out, out
@@ -244,8 +252,7 @@ def test_an_engine_killed_from_outside_is_an_environment_error(tmp_path: Path, c
 def test_an_inherited_address_space_cap_is_an_environment_error(tmp_path: Path) -> None:
     root = _paper(tmp_path)
     env = _env(tmp_path)
-    capped = subprocess.run(["prlimit", f"--as={96 << 20}", sys.executable, "-m", "pytest_patchwrite.cli", "check",
-                             "main.tex"], cwd=root.parent, env=env, text=True, capture_output=True, timeout=300)  # fmt: skip
+    capped = _capped(96 << 20, ["check", "main.tex"], root.parent, env)
     assert capped.returncode == 2, capped.stdout + capped.stderr
     assert "address-space (ulimit -v, prlimit --as) limit this process inherited (96 MB)" in capped.stderr
     again = _cli(["check", "main.tex"], root.parent, env)
@@ -442,8 +449,7 @@ def test_a_big_log_that_does_not_fit_in_memory_is_named(tmp_path: Path) -> None:
         for _ in range(64):
             handle.write(b"0.5 " * (1 << 18))  # 64 MB of numbers
     env = _env(tmp_path)
-    capped = subprocess.run(["prlimit", f"--as={200 << 20}", sys.executable, "-m", "pytest_patchwrite.cli", "check",
-                             "main.tex"], cwd=root.parent, env=env, text=True, capture_output=True, timeout=300)  # fmt: skip
+    capped = _capped(200 << 20, ["check", "main.tex"], root.parent, env)
     assert capped.returncode == 2, capped.stdout + capped.stderr
     assert "results.txt" in capped.stderr and "64.0 MB" in capped.stderr and "memory" in capped.stderr
     assert "internal error" not in capped.stderr

@@ -60,7 +60,7 @@ def job_fonts(confined: bool) -> Iterator[sandbox.FontDirs | None]:
         yield sandbox.FontDirs(var, cache_dir())
         try:
             build(made(var))  # not after an interrupt or error: the run is ending
-        except OSError as exc:  # a read-only or full cache: the job's own fonts served it; the next job makes them again
+        except OSError as exc:  # a read-only or full cache: the job's own fonts served it; later jobs make them again
             _warn_once(f"patchwrite: the font cache {cache_dir()} cannot be written ({exc.strerror}); bitmap fonts "
                        "are made again for every compile")  # fmt: skip
 
