@@ -174,8 +174,11 @@ class CompileGate:
         start = warm.Start()
         rejected: list[str] = []
         self.cache_dir = cachetrust.usable_dir(self._configured_cache, root, self.rootdir)
-        with envfaults.translated("the compile's sandbox"), sandbox.job_directory() as tree, \
-                fontcache.job_fonts(confined) as self._fonts:
+        with (
+            envfaults.translated("the compile's sandbox"),
+            sandbox.job_directory() as tree,
+            fontcache.job_fonts(confined) as self._fonts,
+        ):
             work, copied = self._copy(root, overrides, tree)
             for path, text in overrides.items():
                 rel = path.relative_to(root.parent)
