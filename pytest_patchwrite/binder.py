@@ -33,7 +33,8 @@ BIG_COLUMN = 50
 #: scores closer than this are a tie
 TIE = 0.05
 #: a number printed with at most this many significant digits (0.8, 0.10, 50\%) rounds from so many logged
-#: values that a candidate needs its context to name it (at least NAMED) to be more than a coincidence
+#: values that a candidate needs its context to name it (at least NAMED, and its own key) to be more than a
+#: coincidence
 FEW_DIGITS = 2
 NAMED = 0.5
 _SPLIT = re.compile(r"[A-Z]+(?![a-z])\d*|[A-Z]?[a-z]+\d*")
@@ -294,11 +295,17 @@ def _label_named(context: Context, entry: Entry) -> bool:
     return any(_similar(c, w) for w in label for c in context.words)
 
 
+def _leaf_named(context: Context, entry: Entry) -> bool:
+    """Return whether the context names the entry's own key or column (the metric, not only the run or model)."""
+    leaf = name_words(col_key(entry)) + (name_words(entry.column) if entry.kind == "mean" else [])
+    return any(_similar(c, w) for w in leaf for c in context.words)
+
+
 def candidates(occ: Occurrence, index: EntryIndex) -> tuple[list[Candidate], bool]:
     """Return the candidates of one occurrence, best first, and whether big-column coincidences were dropped."""
     found: dict[tuple[str, str, str], Candidate] = {}
     coincidences = False
-    few = len(occ.number.value.normalize().as_tuple().digits) <= FEW_DIGITS and occ.number.value != 0
+    few = len(occ.number.value.as_tuple().digits) <= FEW_DIGITS and occ.number.value != 0  # 10.0 has three
     for transform, tentative in transforms(occ):
         power = factor_of(transform)
         assert power is not None
@@ -307,7 +314,7 @@ def candidates(occ: Occurrence, index: EntryIndex) -> tuple[list[Candidate], boo
                 coincidences = True
                 continue
             cand = Candidate(entry, transform, value, score(occ.context, entry), tentative)
-            if few and cand.score < NAMED:
+            if few and (cand.score < NAMED or not _leaf_named(occ.context, entry)):
                 coincidences = True
                 continue
             found.setdefault(cand.key, cand)

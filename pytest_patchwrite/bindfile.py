@@ -144,13 +144,28 @@ def match(bindings: list[FileBinding], occurrences: list[tuple[Path, str, str, i
         by_file.setdefault(b.file.resolve(), []).append(j)
     resolved = [o[0].resolve() for o in occurrences]
 
+    # numbers whose anchors are alike (the cells of one column in rows that read the same) pair in reading
+    # order, not by their token: a swap of two of them must meet the bindings of the places it swapped
+    groups: dict[tuple[Path, str, str], tuple[list[int], list[int]]] = {}
+    for i, occ in enumerate(occurrences):
+        groups.setdefault((resolved[i], occ[1], occ[2]), ([], []))[0].append(i)
+    for j, b in enumerate(bindings):
+        key = (b.file.resolve(), b.before, b.after)
+        if key in groups:
+            groups[key][1].append(j)
+    for found, bound in groups.values():
+        if found and len(found) == len(bound):
+            for i, j in zip(found, sorted(bound, key=lambda k: (bindings[k].line, k)), strict=True):
+                pairs[i] = j
+                used.add(j)
+
     def sweep(fits: Any) -> None:
         for i, occ in enumerate(occurrences):
             if i in pairs:
                 continue
             options = [j for j in by_file.get(resolved[i], []) if j not in used and fits(occ, bindings[j])]
             if options:
-                j = min(options, key=lambda k: (bindings[k].token != occ[4], abs(bindings[k].line - occ[3]), k))
+                j = min(options, key=lambda k: (abs(bindings[k].line - occ[3]), bindings[k].token != occ[4], k))
                 pairs[i] = j
                 used.add(j)
 

@@ -18,9 +18,10 @@ _TABULAR_ARGS = {"tabular": 1, "tabular*": 2, "tabularx": 2, "tabulary": 2, "lon
 _BEGIN_TABULAR = re.compile(r"\\begin\{(" + "|".join(re.escape(t) for t in TABULARS) + r")\}")
 _FLOATS = re.compile(r"\\(begin|end)\{(table\*?|figure\*?|wraptable|sidewaystable)\}")
 _WORD = re.compile(r"(?<![\\A-Za-z@\d])[^\W\d_][^\W_]+")  # F1, top5 and acc; not 50k nor \textbf
-_TOKEN = re.compile(r"\\[A-Za-z@]+|\\\\|&|[^\W\d_]+|\d[\d.,]*")
-_DIGITS = re.compile(r"\d")
+_TOKEN = re.compile(r"\\[A-Za-z@]+|\\\\|&|[^\W\d_][^\W_]*|\d[\d.,]*")
+_DECIMAL = re.compile(r"\d[\d,]*\.\d")
 _CELL_NUMBER = re.compile(r"\d")
+_NUMERIC_CELL = re.compile(r"\d[\d.,]*")
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z\\$(])|\n[ \t]*\n|\\(?:section|subsection|subsubsection|paragraph|"
                        r"caption|item|begin|end)\b")  # fmt: skip
 _PERCENT = re.compile(r"\\%|\bpercent|percentage|\\percent")
@@ -39,9 +40,18 @@ STOPWORDS = frozenset(
 )
 
 
+_GREEK = re.compile(r"\\(?:var)?(alpha|beta|gamma|delta|epsilon|eta|theta|kappa|lambda|mu|nu|rho|sigma|tau|phi|omega)"
+                    r"(?![A-Za-z])")  # fmt: skip
+
+
 def words_of(text: str) -> list[str]:
-    """Return the lower-case words of a LaTeX fragment, without command names and stop words."""
-    return [w.lower() for w in _WORD.findall(text) if w.lower() not in STOPWORDS]
+    """Return the lower-case words of a LaTeX fragment, without command names and stop words.
+
+    Greek letters count as words (`$\\gamma$` names a `gamma` key): papers and logs both name
+    hyperparameters so.
+    """
+    words = [w.lower() for w in _WORD.findall(text) if w.lower() not in STOPWORDS]
+    return words + _GREEK.findall(text)
 
 
 @dataclass
@@ -75,7 +85,9 @@ class Layout:
         self.tables = _tables(self.masked)
         self._table_starts = [t.start for t in self.tables]
         self._bounds = [0] + [m.start() for m in _BOUNDARY.finditer(self.masked)] + [len(self.masked)]
-        self._tokens = [(m.start(), m.end(), "#" if _DIGITS.match(m.group(0)) else m.group(0)[:24])
+        # a decimal, which may be a result that changes, is `#`; an integer (a row's step, a year) and a
+        # name with digits (cap101, Qwen2) stay as written, so rows of one table anchor apart
+        self._tokens = [(m.start(), m.end(), "#" if _DECIMAL.match(m.group(0)) else m.group(0)[:24])
                         for m in _TOKEN.finditer(self.masked)]  # fmt: skip
         self._token_starts = [t[0] for t in self._tokens]
 
@@ -104,7 +116,10 @@ class Layout:
         if found is not None:
             k, table, (_, _, row, column, _) = found
             words: dict[str, float] = {}
-            for text, weight in ((table.caption, 0.5), (table.headers.get(column, ""), 1.0),
+            others = " ".join(
+                c[4] for c in table.cells if c[2] == row and c[3] != column and not _NUMERIC_CELL.search(c[4])
+            )  # the row's other words (a claim, a setting) name it too, less than its label
+            for text, weight in ((table.caption, 0.5), (others, 0.5), (table.headers.get(column, ""), 1.0),
                                  (table.labels.get(row, ""), 1.0)):  # fmt: skip
                 for w in words_of(text):
                     words[w] = max(words.get(w, 0.0), weight)
@@ -118,6 +133,7 @@ class Layout:
         start, end = self._bounds[s], self._bounds[min(s + 1, len(self._bounds) - 1)]
         weights: dict[str, float] = {}
         tokens = [(m.start(), m.group(0).lower()) for m in _WORD.finditer(self.masked, start, end)]
+        tokens += [(m.start(), m.group(1)) for m in _GREEK.finditer(self.masked, start, end)]
         for pos, word in tokens:
             if word in STOPWORDS:
                 continue
