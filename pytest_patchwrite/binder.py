@@ -112,6 +112,7 @@ class Candidate:
     score: float = 0.0
     tentative: bool = False  # percent on a cell not marked percent: needs its whole column to align
     formula: dict[str, object] | None = None
+    weak: bool = False  # a few-digit number's entry its context does not name: needs its table row to agree
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -315,8 +316,10 @@ def candidates(occ: Occurrence, index: EntryIndex) -> tuple[list[Candidate], boo
                 continue
             cand = Candidate(entry, transform, value, score(occ.context, entry), tentative)
             if few and (cand.score < NAMED or not _leaf_named(occ.context, entry)):
-                coincidences = True
-                continue
+                if occ.context.cell is None:
+                    coincidences = True
+                    continue
+                cand.weak = True  # a table cell may still be named by the row the other cells bind to
             found.setdefault(cand.key, cand)
     return rank(list(found.values())), coincidences
 
@@ -328,6 +331,7 @@ def rank(cands: list[Candidate]) -> list[Candidate]:
 
 def decide(occ: Occurrence, cands: list[Candidate]) -> Bound | None:
     """Return the binding of one occurrence from its ranked candidates, None when there is none."""
+    cands = [c for c in cands if not c.weak]
     cands = [c for c in cands if not c.tentative] or cands
     if not cands:
         return None
@@ -374,12 +378,38 @@ def align_blocks(occs: list[Occurrence], ranked: dict[int, list[Candidate]]) -> 
                 if cand.tentative and (n_col < 2 or votes < n_col or not 0 <= cand.entry.value <= 1):
                     continue  # x100 without a percent mark needs the whole column in [0, 1] to align
                 cand.tentative = False
+                others = row_votes[row][(str(cand.entry.log), cand.entry.row)] - 1
+                if cand.weak and n_row > 1 and others >= 1 and not any(not c.weak for c in ranked[i]):
+                    cand.weak = False  # the row's other cells bind to the same log row: it names this one too
                 bonus = 0.6 * votes / n_col if n_col > 1 else 0.0
                 if n_row > 1:
                     bonus += 0.6 * row_votes[row][(str(cand.entry.log), cand.entry.row)] / n_row
                 cand.score = round(cand.score + bonus, 4)
                 kept.append(cand)
             ranked[i] = rank(kept)
+
+
+def settle_rows(occs: list[Occurrence], decided: dict[int, Bound], ranked: dict[int, list[Candidate]]) -> None:
+    """Move a table cell to the log row most cells of its LaTeX row bind to, when it fits an entry of that row."""
+    rows: dict[tuple[Path, int, int], list[int]] = {}
+    for i, bound in decided.items():
+        cell = occs[i].context.cell
+        if cell is not None and bound.best.formula is None and bound.how != "kept":
+            rows.setdefault((occs[i].file, cell[0], cell[1]), []).append(i)
+    for members in rows.values():
+        if len(members) < 3:
+            continue
+        keys = Counter((str(decided[i].best.entry.log), decided[i].best.entry.row) for i in members)
+        top, count = keys.most_common(1)[0]
+        if count * 2 <= len(members):
+            continue
+        for i in members:
+            bound = decided[i]
+            if (str(bound.best.entry.log), bound.best.entry.row) == top:
+                continue
+            other = next((c for c in ranked[i] if (str(c.entry.log), c.entry.row) == top and not c.weak), None)
+            if other is not None:
+                decided[i] = Bound(bound.occurrence, other, [], "context")
 
 
 def _votes(cells: list[int], ranked: dict[int, list[Candidate]], key: Callable[[Candidate], object]) -> Counter:

@@ -93,6 +93,8 @@ def _operand(bound: Bound) -> dict[str, object]:
 def derive(occ: Occurrence, neighbours: list[Bound], index: EntryIndex) -> Candidate | None:
     """Return the one derived candidate that fits an occurrence, None when none or several do."""
     printed = occ.number.value
+    if len(printed.as_tuple().digits) <= 2:
+        return None  # a formula fits a one- or two-digit number by chance too often
     found: dict[tuple[object, ...], Candidate] = {}
     usable = [b for b in neighbours if b.how != "ambiguous" and b.best.formula is None and b.occurrence is not occ]
     powers = [0, 2] if occ.context.percent else [0]

@@ -29,6 +29,7 @@ from ..binder import (
     occurrences,
     prefilter,
     prints_as,
+    settle_rows,
 )
 
 if TYPE_CHECKING:
@@ -136,6 +137,7 @@ def reconcile(
     for i, occ in enumerate(occs):
         if i not in decided and (bound := decide(occ, ranked[i])) is not None:
             decided[i] = bound
+    settle_rows(occs, decided, ranked)
     for i, occ in enumerate(occs):
         if i in decided:
             continue
