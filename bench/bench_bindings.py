@@ -162,8 +162,10 @@ def main() -> None:
     if args.big_log_only:
         with tempfile.TemporaryDirectory(prefix="bench-bind-") as tmp:
             wall, cpu = big_log_seconds(args.rows, Path(tmp))
-        print(f"bind with a {args.rows:,}-row CSV log: {wall:.2f} s wall, {cpu:.2f} s CPU "
-              f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; target <= 10 s)")
+        print(
+            f"bind with a {args.rows:,}-row CSV log: {wall:.2f} s wall, {cpu:.2f} s CPU "
+            f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; target <= 10 s)"
+        )
         return
     rng = random.Random(11)
     rows: list[dict[str, Any]] = []
@@ -213,8 +215,10 @@ def main() -> None:
         print(f"binder = person on {hand['agree']} of {hand['n']} hand-checked numbers ({share_hand}; target >= 0.9)")
     if seconds is not None:
         load = os.getloadavg()[0]
-        print(f"bind with a {args.rows:,}-row CSV log: {seconds[0]:.2f} s wall, {seconds[1]:.2f} s CPU "
-              f"(load average {load:.1f} on {os.cpu_count()} cores; target <= 10 s)")
+        print(
+            f"bind with a {args.rows:,}-row CSV log: {seconds[0]:.2f} s wall, {seconds[1]:.2f} s CPU "
+            f"(load average {load:.1f} on {os.cpu_count()} cores; target <= 10 s)"
+        )
     if args.json:
         out = {"papers": rows, "counts": counts, "share": share, "handcheck": hand, "big_log_seconds": seconds}
         args.json.write_text(json.dumps(out, indent=2) + "\n")
