@@ -69,7 +69,12 @@ async def repair(client: ClientSession, proposer: Proposer, note: str, retries: 
             attempts.append({"stage": "proposer", "reason": str(exc), "accepted": False})
             break
         args = {"path": root, "edit": proposal.raw, "revision": view["revision"]}
-        result = _result(await client.call_tool("apply_edit", args))
+        call = await client.call_tool("apply_edit", args)
+        if call.is_error:  # e.g. an empty reply: a tool error, not a verdict; the model is told and tries again
+            attempts.append({"accepted": False, "stage": "input", "reason": call.content[0].text, "span": None})
+            feedback = f"Your previous reply was refused: {call.content[0].text}."
+            continue
+        result = dict(call.structured_content or {})
         attempts.append({key: result[key] for key in ("accepted", "stage", "reason", "span")}
                         | {"raw": proposal.raw, "model_seconds": round(proposal.seconds, 2)})  # fmt: skip
         if result["accepted"]:
@@ -99,7 +104,7 @@ async def run_job(doc_id: str, fault_name: str, proposer: Proposer, retries: int
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Return the loop's rates: parse (per attempt), accept and fault fixed (per job), and the gate check."""
-    attempts = [a for r in records for a in r["attempts"] if a["stage"] != "proposer"]
+    attempts = [a for r in records for a in r["attempts"] if a["stage"] not in ("proposer", "input")]
     accepted = [r for r in records if r["accepted"]]
     return {
         "jobs": len(records),
