@@ -104,12 +104,12 @@ async def run_job(doc_id: str, fault_name: str, proposer: Proposer, retries: int
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Return the loop's rates: parse (per attempt), accept and fault fixed (per job), and the gate check."""
-    attempts = [a for r in records for a in r["attempts"] if a["stage"] not in ("proposer", "input")]
+    attempts = [a for r in records for a in r["attempts"] if a["stage"] != "proposer"]
     accepted = [r for r in records if r["accepted"]]
     return {
         "jobs": len(records),
         "attempts": len(attempts),
-        "parse_ok": round(sum(a["stage"] != "parse" for a in attempts) / max(1, len(attempts)), 3),
+        "parse_ok": round(sum(a["stage"] not in ("parse", "input") for a in attempts) / max(1, len(attempts)), 3),
         "accept": round(len(accepted) / max(1, len(records)), 3),
         "accepted_first_try": sum(r["attempts"][0]["accepted"] for r in accepted),
         "fault_fixed_of_accepted": round(sum(bool(r["fault_fixed"]) for r in accepted) / max(1, len(accepted)), 3),
