@@ -140,6 +140,32 @@ def _change_lines(root: str, diff: dict[str, Any], base: str, cwd: Path) -> list
     return lines
 
 
+def _pages_lines(root: str, diff: dict[str, Any], index: int, cwd: Path) -> list[str]:
+    """Return the step summary's table of the pages `diff --pages` drew for one manuscript ([] without pages)."""
+    pages = diff.get("pages")
+    if not isinstance(pages, dict):
+        return []
+    shown = stepsummary.cell(stepsummary.display_path(str(Path(root).resolve()), cwd))
+    lines = ["", f"Changed pages of {shown} (`pages/{index}/index.html` in the artifact):", ""]
+    if pages.get("note"):
+        return [*lines, stepsummary.cell(str(pages["note"]))]
+    changed = pages.get("changed", [])
+    if changed:
+        lines += ["| Page | Base page | Changed regions | Numbers and keys moved there |", "|---|---|---|---|"]
+        for page in changed[: stepsummary.MAX_ROWS]:
+            moved = "; ".join(stepsummary.cell(str(c.get("message", ""))) for c in page.get("changes", [])) or "-"
+            now = page.get("page") or "removed"
+            was = page.get("base_page") or "added"
+            lines.append(f"| {now} | {was} | {int(page.get('boxes', 0))} | {moved} |")
+        if len(changed) > stepsummary.MAX_ROWS:
+            lines.append(f"\n… and {len(changed) - stepsummary.MAX_ROWS} more changed pages")
+        lines.append("")
+    left = len(pages.get("left_out", []))
+    lines.append(f"{len(changed)} changed page(s) drawn, {int(pages.get('unchanged', 0))} unchanged (counted, not "
+                 f"drawn)" + (f", {left} not drawn (see index.html)" if left else "") + ".")  # fmt: skip
+    return lines
+
+
 def _append(path: str | None, text: str) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as handle:
@@ -214,6 +240,9 @@ def run() -> int:
     summary = stepsummary.render(outcomes, verdicts, cwd) if outcomes else "## patchwrite\n\nNo verdict.\n"
     for root, diff in diffs.items():
         summary += "\n".join(_change_lines(root, diff, base or "", cwd)) + ("\n" if diff.get("changes") else "")
+    for index, root in enumerate(roots):
+        if str(root) in diffs and (table := _pages_lines(str(root), diffs[str(root)], index, cwd)):
+            summary += "\n".join(table) + "\n"
     if want_sarif:
         where = (
             "uploaded to code scanning"

@@ -37,6 +37,7 @@ PYPDF_LIMITS = {
 _CHILD = r"""
 import json, logging, sys, warnings
 path, max_pages, max_chars, limits = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
+digests = len(sys.argv) > 5
 logging.disable(logging.CRITICAL)
 warnings.simplefilter("ignore")
 import pypdf
@@ -48,23 +49,34 @@ reader = pypdf.PdfReader(path)
 if len(reader.pages) > max_pages:
     print(json.dumps({"why": f"it has more than {max_pages} pages"}))
     sys.exit(0)
-parts, size = [], 0
+parts, size, marks = [], 0, []
 for page in reader.pages:
     parts.append(page.extract_text() or "")
+    if digests:  # what the page draws: its content stream and the streams of the images and forms it names
+        import hashlib
+        contents = page.get_contents()
+        drawn = hashlib.sha256(contents.get_data() if contents is not None else b"").hexdigest()
+        xobjects = (page.get("/Resources") or {}).get("/XObject") or {}
+        h = hashlib.sha256()
+        for name in sorted(xobjects)[:200]:
+            h.update(name.encode() + b"\0" + xobjects[name].get_object().get_data()[:1 << 24])
+        marks.append(drawn + ":" + h.hexdigest())
     size += len(parts[-1])
     if size > max_chars:
         print(json.dumps({"why": f"its text is longer than {max_chars} characters"}))
         sys.exit(0)
-print(json.dumps({"text": "\n".join(parts)}))
+print(json.dumps({"text": "\n".join(parts), "pages": parts, "digests": marks}))
 """
 
 
 @dataclass(frozen=True)
 class PdfText:
-    """A PDF's text, or None with why it was not read (`note`)."""
+    """A PDF's text, or None with why it was not read (`note`); `pages`/`digests` per page when asked for."""
 
     text: str | None
     note: str = ""
+    pages: tuple[str, ...] = ()
+    digests: tuple[str, ...] = ()  # per page `content:images`, sha256s of its content stream and of its images/forms
 
 
 def read_pdf(
@@ -75,8 +87,11 @@ def read_pdf(
     max_pages: int = MAX_PAGES,
     max_bytes: int = MAX_PDF_BYTES,
     max_chars: int = MAX_TEXT_CHARS,
+    digests: bool = False,
 ) -> PdfText:
-    """Return the text of every page of `path`, read in a bounded child process, or None and why not."""
+    """Return the text of every page of `path`, read in a bounded child process, or None and why not.
+
+    `digests`: also a digest per page of what it draws (its content stream, its images and forms)."""
     try:
         if not path.is_file():
             return PdfText(None, "there is no PDF")
@@ -86,7 +101,7 @@ def read_pdf(
     if size > max_bytes:
         return PdfText(None, f"the PDF is larger than {max_bytes >> 20} MB")
     argv = [sys.executable, "-I", "-c", _CHILD, str(path.resolve()), str(max_pages), str(max_chars),
-            json.dumps(PYPDF_LIMITS)]  # fmt: skip
+            json.dumps(PYPDF_LIMITS), *(["digests"] if digests else [])]  # fmt: skip
     prlimit = shutil.which("prlimit")
     if prlimit is not None:  # the cap holds for the child alone, set before it runs a line
         argv = [prlimit, f"--as={memory_bytes}:{memory_bytes}", "--core=0:0", "--", *argv]
@@ -108,7 +123,10 @@ def read_pdf(
     text = answer.get("text")
     if text is None:
         return PdfText(None, str(answer.get("why", "pypdf cannot read it")))
-    return PdfText(text, "") if text.strip() else PdfText(None, "the PDF holds no text")
+    if not text.strip():
+        return PdfText(None, "the PDF holds no text")
+    pages, marks = answer.get("pages") or [], answer.get("digests") or []
+    return PdfText(text, "", tuple(str(p) for p in pages), tuple(str(d) for d in marks))
 
 
 def pdf_text(

@@ -327,6 +327,11 @@ class Recorder:
         if self.config.option.patchwrite_sarif:
             failed = sarif.write_session(self.config.option.patchwrite_sarif, self.verdicts, self.config)
             self.summary_error = "\n".join(line for line in (self.summary_error, failed) if line)
+        if self.config.option.patchwrite_pages and settings.base:
+            from .pagessession import write_session_pages
+
+            failed = write_session_pages(Path(self.config.option.patchwrite_pages), self.verdicts, settings)
+            self.summary_error = "\n".join(line for line in (self.summary_error, failed) if line)
         if settings.report is None:
             return
         manuscripts = []

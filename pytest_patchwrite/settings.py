@@ -132,6 +132,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="write every violation to FILE as SARIF 2.1.0 (for GitHub code scanning)",
     )
     group.addoption(
+        "--patchwrite-pages",
+        dest="patchwrite_pages",
+        default=None,
+        metavar="DIR",
+        help="with a base: draw the pages each change altered, before and after, into DIR (DIR/index.html)",
+    )
+    group.addoption(
         "--patchwrite-bind",
         dest="patchwrite_bind",
         action="store_true",

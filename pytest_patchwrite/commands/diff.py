@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .common import EXIT_FAILED, EXIT_OK, SARIF_HELP, write_sarif
+from .common import EXIT_FAILED, EXIT_OK, SARIF_HELP, TRUSTED_HELP, add_engine_option, seconds, write_sarif
 
 
 def register(sub: Any) -> None:
@@ -18,6 +18,16 @@ def register(sub: Any) -> None:
     parser.add_argument("--max-hunk", type=int, default=None, help="fail hunks longer than this many lines")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--sarif", metavar="FILE", default=None, help=SARIF_HELP)
+    parser.add_argument("--pages", metavar="DIR", default=None,
+                        help="draw the pages the change altered, before and after, into DIR (DIR/index.html)")
+    parser.add_argument("--pages-max", type=int, default=20, metavar="N", help="draw at most N changed pages (20)")
+    parser.add_argument("--pages-size", type=int, default=1400, metavar="PX",
+                        help="long side of a drawn page in pixels (1400, at most 3000)")
+    parser.add_argument("--timeout", type=seconds, default=None,
+                        help="seconds for each compile of --pages, and for drawing its pages (default 60)")
+    add_engine_option(parser)
+    parser.add_argument("--no-cache", action="store_true", help="--pages: compile even when a verdict is cached")
+    parser.add_argument("--trusted-input", action="store_true", help=TRUSTED_HELP)
     parser.set_defaults(func=run)
 
 
@@ -31,8 +41,11 @@ def run(args: argparse.Namespace) -> int:
     base = GitBase.open(root.parent, args.base)
     report = diff_manuscript(root, base, EvidenceConfig(), args.max_hunk)
     write_sarif(args.sarif, report.result().violations)
+    pages = _pages(args, root, base, report.changes)
     if args.json:
-        print(json.dumps({"path": str(root), "base": args.base, **report.result().to_json(Path.cwd())}, indent=2))
+        shown = {"pages": pages.to_json()} if pages is not None else {}
+        print(json.dumps({"path": str(root), "base": args.base, **report.result().to_json(Path.cwd()), **shown},
+                         indent=2))  # fmt: skip
         return EXIT_OK if report.result().ok else EXIT_FAILED
     cwd = Path.cwd()
     if report.new_manuscript:
@@ -44,4 +57,26 @@ def run(args: argparse.Namespace) -> int:
     ok = report.result().ok
     print(f"{root}::diff {'ok' if ok else 'FAILED'} against {args.base}: {len(report.changes)} token change(s), "
           f"numeric Jaccard {report.numeric_jaccard:.4f}, cite Jaccard {report.cite_jaccard:.4f}")  # fmt: skip
+    if pages is not None:
+        print(pages_line(pages))
     return EXIT_OK if ok else EXIT_FAILED
+
+
+def _pages(args: argparse.Namespace, root: Path, base: Any, changes: list) -> Any:
+    """Return the pages report of `--pages DIR` (None without the option)."""
+    if not args.pages:
+        return None
+    from ..pagesflow import PagesOptions, check_ready, write_pages
+
+    options = PagesOptions(Path(args.pages), max_pages=args.pages_max, side=args.pages_size,
+                           timeout=args.timeout or 60.0, engine=args.engine, use_cache=not args.no_cache,
+                           trusted=args.trusted_input)  # fmt: skip
+    check_ready(options)
+    return write_pages(root, base, changes, options)
+
+
+def pages_line(pages: Any) -> str:
+    """Return the one line `--pages` prints: what was drawn, counted and left out, and where."""
+    line = (f"pages: {len(pages.shown)} changed page(s) drawn, {pages.unchanged} unchanged, "
+            f"{pages.same_pixels} same pixels, {len(pages.left_out)} left out -> {pages.directory / 'index.html'}")
+    return line + (f" ({pages.note})" if pages.note else "")

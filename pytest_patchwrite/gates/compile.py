@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -136,6 +137,9 @@ class CompileGate:
         self._stop = ""  # what stopped the last tool run: a sandbox limit or "timeout" (gates.outcomes)
         self._outcome: sandbox.Outcome | None = None  # how the last tool run ended
         self.mirrored = ""  # what of the repository the last copy mirrored (gates.mirror)
+        # pages (pagesflow): told the passing PDF and its cache key while the sandbox still holds it
+        self.pdf_sink: Callable[[Path, str], None] | None = None
+        self.last_key = ""  # the cache key of the last compile
 
     # -- the Gate protocol ------------------------------------------------------------
     def check(self, text: str, context: PatchContext) -> GateResult:
@@ -186,6 +190,7 @@ class CompileGate:
                 (work / rel).write_text(text, encoding="utf-8", newline="")
             sources = verdicts.source_digests(copied, overrides, root)
             key = self._cache_key(engine, sources, root)
+            self.last_key = key
             if self.use_cache and (hit := self._cache_get(key, root.parent, rejected)) is not None:
                 self.cache_hits += 1
                 hit.cached = True
@@ -207,6 +212,8 @@ class CompileGate:
                 start.seeded = warm.seed(work, start.state) if start.state else {}
                 start.bib = start.kept_bib(sources)
                 report = self._run(engine, work, root, JOB, entry, start)
+                if report.ok and self.pdf_sink is not None and start.kind != "fallback":
+                    self.pdf_sink(work / f"{JOB}.pdf", key)
                 if report.ok and start.kind != "fallback" and self.warm_starts:
                     if state := warm.capture(work, sources, start.bib):
                         warm.STORE.put(key, f"{engine}:{root}", state, self._warm_dir())

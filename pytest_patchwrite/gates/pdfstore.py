@@ -1,0 +1,74 @@
+"""The PDFs of passing compiles, kept beside their verdicts so `diff --pages` on a cached verdict needs no engine.
+
+A PDF read back is drawn for a reviewer, so it is sealed like a verdict (gates.cachetrust): its
+entry holds the PDF's sha256 under an HMAC, and a PDF whose bytes do not match is ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+from ..tempfiles import write_json
+from . import cachetrust
+
+MAX_BYTES = 64 << 20  # pdftext's cap: a larger PDF is never read or drawn
+
+
+def _paths(cache_dir: Path, key: str) -> tuple[Path, Path]:
+    folder = cache_dir / "pdf" / key[:2]
+    return folder / f"{key}.pdf", folder / f"{key}.json"
+
+
+def _digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def put(cache_dir: Path | None, key: str, pdf: Path) -> None:
+    """Keep `pdf` under the compile's cache `key` (nothing when there is no disk cache or it is too large)."""
+    try:
+        if cache_dir is None or not pdf.is_file() or pdf.is_symlink() or pdf.stat().st_size > MAX_BYTES:
+            return
+        entry = cachetrust.seal("pdf", key, {"sha256": _digest(pdf)})
+        if entry is None:
+            return
+        target, meta = _paths(cache_dir, key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        shutil.copyfile(pdf, partial)
+        os.replace(partial, target)
+        write_json(meta, entry)
+    except OSError:
+        return  # a store that cannot be written only costs a compile later
+
+
+def get(cache_dir: Path | None, key: str, target: Path, rejected: list[str] | None = None) -> bool:
+    """Copy the PDF kept under `key` to `target`; return whether one was there and its bytes verified."""
+    if cache_dir is None:
+        return False
+    source, meta = _paths(cache_dir, key)
+    data, refused = cachetrust.read_entry(meta, "pdf", key)
+    if refused and rejected is not None:
+        rejected.append(str(meta))
+    if not isinstance(data, dict) or not isinstance(data.get("sha256"), str):
+        return False
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as src, open(target, "wb") as dst:
+            if os.fstat(src.fileno()).st_size > MAX_BYTES:
+                return False
+            shutil.copyfileobj(src, dst)
+    except OSError:
+        return False
+    if _digest(target) != data["sha256"]:
+        if rejected is not None:
+            rejected.append(str(source))
+        target.unlink()
+        return False
+    return True
