@@ -5,6 +5,7 @@
 set -euo pipefail
 
 read -r -a packages <<< "${PATCHWRITE_TEX_PACKAGES:-texlive-latex-base texlive-latex-recommended latexmk}"
+if [[ "${PATCHWRITE_PAGES:-false}" == true ]]; then packages+=(poppler-utils); fi  # pdftoppm: the changed pages
 packages+=(bubblewrap)
 missing=()
 for package in "${packages[@]}"; do

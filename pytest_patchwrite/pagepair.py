@@ -49,7 +49,11 @@ def shared(a: Counter[str], b: Counter[str]) -> float:
 
 
 def _without_page_number(text: str, number: int) -> list[str]:
-    return [w for w in words(text) if w != str(number)]
+    """Return the page's words without its page number: the last word (a footer) or else the first (a header)."""
+    found = words(text)
+    if found and found[-1] == str(number):
+        return found[:-1]
+    return found[1:] if found and found[0] == str(number) else found
 
 
 def unchanged(base: Page, change: Page) -> bool:

@@ -267,3 +267,19 @@ def test_a_package_planted_in_the_checkout_is_not_imported(tmp_path: Path, works
     subprocess.run([sys.executable, "-c", "import pytest_patchwrite"], cwd=workspace, env=env, capture_output=True)
     assert (workspace / "PLANTED").exists()
     assert done.returncode == 0, done.stderr
+
+
+def test_the_summary_shows_the_changed_pages(tmp_path: Path, workspace: Path) -> None:
+    require_tool("pdflatex")
+    require_tool("pdftoppm", "poppler-utils")
+    results = workspace / "paper" / "sections" / "results.tex"
+    results.write_text(results.read_text().replace("Ours & 91.4 & 86.9", "Ours & 91.4 & 88.8"))
+    done = run_step(github_env(tmp_path, workspace), paper="paper/main.tex", pages="true")
+    assert done.returncode == 0, done.stderr
+    pages = Path(outputs(tmp_path)["pages"])
+    drawn = sorted(p.name for p in (pages / "0").iterdir())
+    assert drawn == ["index.html", "page-002-after.png", "page-002-before.png"]
+    summary = (tmp_path / "summary.md").read_text()
+    assert "Changed pages of paper/main.tex (`pages/0/index.html` in the artifact):" in summary
+    assert "| 2 | 2 | 1 | number 86.9 -\\> 88.8 (not attested by results.json) |" in summary  # a cell, escaped
+    assert "1 changed page(s) drawn, 1 unchanged (counted, not drawn)." in summary
