@@ -1,6 +1,6 @@
 """Benchmark: a one-line candidate compiled warm (from HEAD's settled auxiliary files) against a cold check.
 
-    python bench/bench_warm.py [--candidates 6] [--only NAME]
+    python bench/bench_warm.py [--candidates 6] [--only NAME] [--unconfirmed]
 
 Four documents: the example paper and three generated larger ones (BibTeX with
 natbib, biblatex with biber, many cross-references with hyperref). For each: HEAD
@@ -12,6 +12,10 @@ again cold), the same for two candidates that do move the auxiliary files (a new
 label; a citation of a key HEAD never cites), and whether every warm verdict
 equalled the cold one. The last line
 is `warm/cold = R` for the BibTeX document. No assertion: timings belong here.
+
+Every passing warm compile is confirmed by one cold first run (warm = cold by
+construction, see CompileGate._first_run_stops); `--unconfirmed` skips that run
+to show what it costs (a measurement only: the gate has no such switch).
 """
 
 from __future__ import annotations
@@ -161,7 +165,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--candidates", type=int, default=6, help="one-line candidates per document")
     parser.add_argument("--only", choices=("example", "bibtex", "biber", "xrefs"), default=None)
+    parser.add_argument("--unconfirmed", action="store_true", help="skip the cold first run confirming warm passes")
     args = parser.parse_args()
+    if args.unconfirmed:
+        CompileGate._first_run_stops = lambda self, engine, work, entry: False  # type: ignore[method-assign]
     print(f"{'document':<10} {'HEAD':<5} {'runs':>4} {'cold runs':>9} {'cold s':>7} {'warm s':>7} {'ratio':>7}  "
           "same verdict  warm starts: one-word candidates; label or new key")  # fmt: skip
     ratios = {}

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from .bib import resolve_bib
 from .gates.compile import CompileGate, CompileReport
-from .gates.evidence import NO_LOG, EvidenceConfig, EvidenceReport, evaluate
+from .gates.evidence import NO_LOG, EvidenceConfig, EvidenceReport, engine_undefined, evaluate
 from .manuscript import Manuscript, add_engine_inputs, load_manuscript
-from .model import GateResult, Violation
+from .model import GateResult
 from .paths import Boundary, OutsideTree
 
 
@@ -79,12 +79,10 @@ def citations_result(evidence: EvidenceReport, report: CompileReport | None) -> 
     seen = {v.token for v in violations}
     # warnings of a run that stopped at an error are noise: nothing after the error was resolved
     if report is not None and report.ok:
-        for m in report.messages:
-            if m.kind in ("undefined_citation", "undefined_reference") and m.token not in seen:
-                seen.add(m.token)
-                what = "citation" if m.kind == "undefined_citation" else "reference"
-                message = f"is an undefined {what} after the last {report.engine} run"
-                violations.append(Violation(m.kind, m.file, m.line, m.token, message))
+        for violation in engine_undefined(report):
+            if violation.token not in seen:
+                seen.add(violation.token)
+                violations.append(violation)
     details = {"bib": [str(p) for p in evidence.bib_files], "keys_defined": evidence.keys_defined}
     return GateResult.of(violations, "citations", details=details)
 

@@ -119,6 +119,10 @@ class PatchContext:
     path: Path
     head: str
     files: dict[Path, str] = field(default_factory=dict)
+    # what an earlier gate learned about this candidate, for a later one: the compile gate leaves its report
+    # ("compile") and a way to get HEAD's ("compile_head"), so the evidence gate can hold against the candidate
+    # an undefined citation or reference the engine reports that HEAD's compile did not
+    records: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable

@@ -247,7 +247,12 @@ class ManuscriptItem(pytest.Item):
             assert settings.base is not None
             base = GitBase.open(root.parent, settings.base)
             config = settings.options.evidence_config()
-            return diff_manuscript(root, base, config, settings.max_hunk, settings.evidence_of(root)).result()
+            try:  # the compile item's report: what the engine left undefined on a changed line fails the diff
+                compiled: CompileReport | None = shared_compile(settings, root)[0]
+            except EngineMissing:
+                compiled = None
+            evidence = settings.evidence_of(root)
+            return diff_manuscript(root, base, config, settings.max_hunk, evidence, compiled).result()
         if self.name == "quality":
             assert settings.base is not None
             verdict = quality_verdict(self.config, root, settings.base)

@@ -11,7 +11,7 @@ from typing import Any
 from .binddiff import binding_changes, bindings_at, log_changes
 from .errors import InputError
 from .gates.binding import bindings_location
-from .gates.evidence import EvidenceConfig, EvidenceReport, as_added, evaluate
+from .gates.evidence import EvidenceConfig, EvidenceReport, as_added, engine_undefined, evaluate
 from .gates.headrules import line_opcodes, settings_changes
 from .latex import cite_commands, scan
 from .manuscript import Manuscript, load_manuscript, magic_line
@@ -111,8 +111,13 @@ def diff_manuscript(
     config: EvidenceConfig,
     max_hunk: int | None = None,
     evidence: EvidenceReport | None = None,
+    compiled: Any = None,
 ) -> DiffReport:
-    """Return what the working tree's manuscript moved against `base` (`evidence`: its locks, if already known)."""
+    """Return what the working tree's manuscript moved against `base` (`evidence`: its locks, if already known).
+
+    `compiled`: the working tree's compile report, if one ran; an undefined citation or reference it warns about
+    on a line the change touched fails the item, whatever command made it.
+    """
     manuscript = load_manuscript(root, boundary=config.boundary(root))
     new_manuscript = base.text(manuscript.root) is None
     base_texts = {path: base.text(path) or "" for path in manuscript.files}
@@ -132,6 +137,7 @@ def diff_manuscript(
     all_new: Counter[tuple[str, str]] = Counter()
     all_old: Counter[tuple[str, str]] = Counter()
     commands = cite_commands([*manuscript.texts.values(), *base_texts.values()])
+    changed_by_file: dict[str, set[int]] = {}
     for path in manuscript.files:
         new_text = manuscript.texts[path]
         old_text = base_texts[path]
@@ -139,7 +145,7 @@ def diff_manuscript(
         numbers_at = {(n.line, n.text): n for n in scan(new_text, cites=commands).numbers}
         all_new.update(t for toks in new_tokens.values() for t in toks)
         all_old.update(t for toks in old_tokens.values() for t in toks)
-        changed_lines: set[int] = set()
+        changed_lines = changed_by_file.setdefault(str(path), set())
         opcodes = line_opcodes(old_text, new_text)
         if not new_manuscript:
             # a person may mean it: visible in review as a warning; the locks above ignored it
@@ -161,6 +167,10 @@ def diff_manuscript(
             for v in lock_failures
             if Path(v.file) == path and v.line in changed_lines
         )
+    if compiled is not None and compiled.ok:
+        failed_tokens = {v.token for v in failures}
+        failures.extend(v for v in engine_undefined(compiled)
+                        if v.line in changed_by_file.get(v.file, ()) and v.token not in failed_tokens)  # fmt: skip
     numbers = round(jaccard({t for k, t in all_old if k == "number"}, {t for k, t in all_new if k == "number"}), 4)
     cites = round(jaccard({t for k, t in all_old if k == "cite"}, {t for k, t in all_new if k == "cite"}), 4)
     return DiffReport(changes, failures, numbers, cites, new_manuscript)

@@ -89,6 +89,24 @@ def test_existing_violation_on_an_untouched_line_does_not_fail_the_change(repo: 
     assert changes(repo, "HEAD")[1] == []
 
 
+def test_an_undefined_reference_the_engine_reports_on_a_changed_line_fails(repo: Path) -> None:
+    require_tool("pdflatex")
+    from pytest_patchwrite.gates.compile import CompileGate
+
+    intro = repo / "paper" / "sections" / "intro.tex"
+    wrapper = "\\newcommand{\\secref}[1]{Section~\\ref{#1}}\n"
+    edit(repo / "paper" / "main.tex", "\\begin{document}", wrapper + "\\begin{document}")
+    git(repo, "commit", "-qam", "a wrapper of \\ref")
+    edit(intro, "Vision encoders are sensitive", "As \\secref{sec:nowhere} shows, vision encoders are sensitive")
+    root = repo / "paper" / "main.tex"
+    compiled = CompileGate(root, use_cache=False).compile(root)
+    report = diff_manuscript(root, GitBase.open(repo / "paper", "main"), EvidenceConfig(), None, None, compiled)
+    assert [(f.kind, f.token, Path(f.file).name) for f in report.failures] == [
+        ("undefined_reference", "sec:nowhere", "intro.tex")
+    ]
+    assert changes(repo)[1] == []  # without the compile, the scanner cannot see through \secref
+
+
 def test_hunk_bound(repo: Path) -> None:
     intro = repo / "paper" / "sections" / "intro.tex"
     intro.write_text("\n".join(f"Line {chr(65 + i)} of a rewritten intro." for i in range(6)) + "\n")

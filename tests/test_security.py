@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import json
 import os
 import signal
 import subprocess
@@ -627,3 +628,104 @@ def test_tex_live_outside_usr(layout: str, tmp_path: Path, monkeypatch: pytest.M
         assert outcome.returncode == 0 and (tree / "faketex.marker").exists() and (tree / "main.pdf").exists()
     else:
         assert outcome.returncode != 0 and not (tree / "faketex.marker").exists()
+
+
+# -- integrity: a verdict the manuscript earned -----------------------------------------------------------------
+# Each row is one way to make a gate say "pass" (or a false alarm) on the current code; it runs the real engine in
+# the real sandbox through `patchwrite` (check, apply after a check) or pytest. Shown failing without the fix by
+# running the rows with PYTHONPATH at a checkout from before it (see the closing note of the integrity issue).
+
+REFS = "@article{smith2020, author={Smith, A.}, title={T}, journal={J}, year={2020}}\n"
+
+
+@dataclass
+class Integrity:
+    """One vector: `paper/` files, an optional edit applied after a `check` (warm), what must come out."""
+
+    id: str
+    files: dict[str, str]
+    edit: str | None = None  # applied with `patchwrite apply main.tex` after a `check` of HEAD
+    expect_exit: int = 1
+    expect_kinds: tuple[str, ...] = ()
+
+
+def _tex(body: str, preamble: str = "") -> str:
+    return ("\\documentclass{article}\n" + preamble + "\\begin{document}\n" + body +
+            "\n\\bibliographystyle{plain}\n\\bibliography{refs}\n\\end{document}\n")  # fmt: skip
+
+
+PWOK = "\\makeatletter\n\\AtEndDocument{\\immediate\\write\\@mainaux{\\gdef\\string\\pwok{ok}}}\n\\makeatother\n"
+INTEGRITY = [
+    Integrity(
+        "cite-wrapper-def",
+        {"main.tex": _tex("As \\shortcite{smith2020} showed.\nLine.", "\\def\\shortcite{\\cite}\n"), "refs.bib": REFS},
+        "EDIT 5 5\nAs \\shortcite{fake2025} showed.\n",
+        expect_kinds=("unknown_cite",),
+    ),
+    Integrity(
+        "cite-wrapper-two-args",
+        {
+            "main.tex": _tex("A \\cite{smith2020}.\nLine.", "\\newcommand{\\citeboth}[2]{\\cite{#1}, \\cite{#2}}\n"),
+            "refs.bib": REFS,
+        },
+        "EDIT 5 5\nAs \\citeboth{smith2020}{fake2025} showed.\n",
+        expect_kinds=("undefined_citation",),
+    ),
+    Integrity(
+        "ref-wrapper",
+        {
+            "main.tex": _tex(
+                "\\section{A}\\label{sec:a}\nSee \\myref{sec:a}. \\cite{smith2020}",
+                "\\newcommand{\\myref}[1]{Section~\\ref{#1}}\n",
+            ),
+            "refs.bib": REFS,
+        },
+        "EDIT 6 6\nSee \\myref{sec:nowhere}. \\cite{smith2020}\n",
+        expect_kinds=("undefined_reference",),
+    ),
+    Integrity(
+        "cite-wrapper-no-false-alarm",
+        {
+            "main.tex": _tex("As \\shortcite{smith2020} showed.", "\\newcommand{\\shortcite}[1]{\\cite{#1}}\n"),
+            "refs.bib": REFS,
+        },
+        expect_exit=0,
+    ),
+    Integrity(
+        "warm-aux-defines-macro",
+        {"main.tex": _tex("Hello \\cite{smith2020}.\nLine.", PWOK), "refs.bib": REFS},
+        "EDIT 8 8\nLine. \\ifx\\pwok\\undefined\\undefinedmacroxyz\\fi\n",
+        expect_kinds=("undefined_control_sequence",),
+    ),
+]
+
+
+def _patchwrite(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    code = "import sys; from pytest_patchwrite.cli import main; sys.exit(main())"
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600)  # fmt: skip
+
+
+@pytest.mark.parametrize("row", INTEGRITY, ids=lambda r: r.id)
+def test_integrity(row: Integrity, tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    require_tool("bibtex")
+    paper = tmp_path / "repo" / "paper"
+    paper.mkdir(parents=True)
+    (tmp_path / "repo" / ".git").mkdir()
+    for name, text in row.files.items():
+        (paper / name).write_text(text)
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    checked = _patchwrite(paper, env, "check", "--json", "main.tex")
+    assert "Traceback" not in checked.stderr
+    if row.edit is None:
+        assert checked.returncode == row.expect_exit, checked.stdout[-3000:]
+        return
+    assert checked.returncode == 0, checked.stdout[-3000:]  # HEAD is clean; the check keeps its warm state
+    head = (paper / "main.tex").read_bytes()
+    (tmp_path / "edit.txt").write_text(row.edit)
+    done = _patchwrite(paper, env, "apply", "--json", "main.tex", str(tmp_path / "edit.txt"))
+    assert done.returncode == row.expect_exit, done.stdout[-3000:]
+    kinds = [v["kind"] for v in json.loads(done.stdout)["violations"]]
+    assert set(row.expect_kinds) <= set(kinds), kinds
+    assert (paper / "main.tex").read_bytes() == head  # rejected: HEAD's bytes kept

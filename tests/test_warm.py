@@ -140,6 +140,22 @@ def test_an_error_inside_a_kept_file_falls_back(tmp_path: Path) -> None:
     assert (report.start, report.ok) == ("fallback", True)
 
 
+def test_a_first_run_error_hidden_by_heads_aux_falls_back(tmp_path: Path) -> None:
+    head = (
+        "\\documentclass{article}\n\\makeatletter\n\\AtEndDocument{\\immediate\\write\\@mainaux{\\gdef\\string\\pwok{ok}}}\n"
+        "\\makeatother\n\\begin{document}\nHello.\n\\end{document}\n"
+    )
+    gate, root = compiled_head(tmp_path, head)
+    # HEAD's .aux defines \pwok: a warm run never errs, a cold first run stops at \undefinedmacroxyz
+    candidate = head.replace("Hello.", "Hello. \\ifx\\pwok\\undefined\\undefinedmacroxyz\\fi")
+    report = compare(gate, root, {root: candidate})
+    assert (report.start, report.ok, report.violations[0].kind) == ("fallback", False, "undefined_control_sequence")
+    assert (gate.confirmations, gate.confirmations_failed) == (1, 1)
+    # a candidate whose first cold run is clean keeps its warm start, confirmed by that one run
+    assert compare(gate, root, {root: head.replace("Hello.", "Hello there.")}).start == "warm"
+    assert (gate.confirmations, gate.confirmations_failed) == (2, 1)
+
+
 def test_biblatex_with_biber(tmp_path: Path) -> None:
     require_tool("biber")
     shutil.copy(EXAMPLES / "paper" / "refs.bib", tmp_path / "refs.bib")

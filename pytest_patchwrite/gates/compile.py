@@ -7,6 +7,7 @@ import re
 import shutil
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -133,6 +134,9 @@ class CompileGate:
         self.compiles = 0
         self.cache_hits = 0
         self.cache_rejected = 0  # entries on disk whose HMAC did not verify, ignored
+        # warm = cold: passing warm compiles confirmed by a cold first run, and those it sent back to a cold compile
+        self.confirmations = 0
+        self.confirmations_failed = 0
         self._fonts: sandbox.FontDirs | None = None  # the current compile's (fontcache)
         self._stop = ""  # what stopped the last tool run: a sandbox limit or "timeout" (gates.outcomes)
         self._outcome: sandbox.Outcome | None = None  # how the last tool run ended
@@ -146,6 +150,8 @@ class CompileGate:
         """Return the verdict on the manuscript with `context.path` replaced by `text`."""
         root = self.root or context.path
         report = self.compile(root, {Path(context.path).resolve(): text})
+        context.records["compile"] = report
+        context.records["compile_head"] = lambda: self.compile(root)  # the files on disk are HEAD's
         details = {"engine": report.engine, "runs": report.runs, "start": report.start}
         return GateResult(report.ok, report.violations, "compile", report.seconds, details)
 
@@ -182,6 +188,7 @@ class CompileGate:
             envfaults.translated("the compile's sandbox"),
             sandbox.job_directory() as tree,
             fontcache.job_fonts(confined) as self._fonts,
+            ExitStack() as stack,
         ):
             work, copied = self._copy(root, overrides, tree)
             for path, text in overrides.items():
@@ -209,9 +216,14 @@ class CompileGate:
                     (work / root.name).rename(work / entry)
                 if warm_start and self.warm_starts:
                     start = self._warm_start(engine, copied, root, rejected)
+                pristine = self._pristine(tree, work, stack) if start.state else None
                 start.seeded = warm.seed(work, start.state) if start.state else {}
                 start.bib = start.kept_bib(sources)
                 report = self._run(engine, work, root, JOB, entry, start)
+                if report.ok and pristine is not None and start.kind != "fallback":
+                    if self._first_run_stops(engine, pristine, entry):
+                        start.kind = "fallback"  # warm = cold: a cold check stops at its first run's error
+                        self.confirmations_failed += 1
                 if report.ok and self.pdf_sink is not None and start.kind != "fallback":
                     self.pdf_sink(work / f"{JOB}.pdf", key)
                 if report.ok and start.kind != "fallback" and self.warm_starts:
@@ -231,6 +243,27 @@ class CompileGate:
             self._cache_put(key, report, root.parent)
         return report
 
+    @staticmethod
+    def _pristine(tree: Path, work: Path, stack: ExitStack) -> Path:
+        """Return `work` copied, before a warm start seeds it, into a second job directory (closed with `stack`)."""
+        other = stack.enter_context(sandbox.job_directory())
+        shutil.copytree(tree, other, symlinks=True, dirs_exist_ok=True)
+        return other / work.relative_to(tree)
+
+    def _first_run_stops(self, engine: str, work: Path, entry: str) -> bool:
+        """Return whether a cold check's first run, without the kept auxiliary files, stops at an error.
+
+        A warm start reads HEAD's `.aux`; a candidate whose first cold run fails on what only that `.aux` defines
+        (`\\ifx\\pwok\\undefined`) would pass warm and fail cold. One engine run on a pristine copy tells.
+        """
+        self.confirmations += 1
+        log = work / f"{JOB}.log"
+        if not self._call(engine, _engine_options(JOB), [entry], work, time.monotonic() + self.timeout, log):
+            return True  # a limit or the deadline: the cold check decides from scratch
+        read = record.recording(work, JOB).inputs
+        messages = parse_tex_log(read_log(log), entry, lambda f: (work / f).is_file() or Path(f).is_file(), read)
+        return failed(messages, allow_no_output=self._bib_tool(work, JOB) is not None)
+
     def _copy(self, root: Path, overrides: dict[Path, str], tree: Path) -> tuple[Path, dict[str, bytes]]:
         """Copy the manuscript into `tree`; return (its directory there, {relpath: sha256}).
 
@@ -248,7 +281,7 @@ class CompileGate:
         bibliography tool last read (its .aux lines or the .bcf): None on a cold start, else the kept state's.
         """
         deadline = time.monotonic() + self.timeout
-        options = ["-interaction=nonstopmode", "-file-line-error", "-no-shell-escape", "-recorder", f"-jobname={job}"]
+        options = _engine_options(job)
         report = CompileReport(ok=False, engine=engine, start=start.kind)
         messages: list[LogMessage] = []
         recorded = Recording()
@@ -376,6 +409,10 @@ class CompileGate:
     def _cache_put(self, key: str, report: CompileReport, base: Path) -> None:
         if self.cache_dir is not None:
             verdicts.store(self.cache_dir, key, {**report.to_json(), "cache_rejected": 0}, base)
+
+
+def _engine_options(job: str) -> list[str]:
+    return ["-interaction=nonstopmode", "-file-line-error", "-no-shell-escape", "-recorder", f"-jobname={job}"]
 
 
 def _relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[str, str]) -> LogMessage:

@@ -6,6 +6,7 @@ import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..bib import Bibliography, load_bibliography, resolve_bib
 from ..bindfile import FileBinding, parse
@@ -322,8 +323,45 @@ class EvidenceGate:
         new = [v for p in manuscript.files for v in settings_changes(p, head_texts.get(p, ""), manuscript.texts[p])]
         in_head = {(_lock_kind(v.kind), v.token) for v in _all(head)}
         new.extend(as_added(v) for v in _all(candidate) if (_lock_kind(v.kind), v.token) not in in_head)
+        new.extend(_engine_additions(context, {v.token for v in new}))
         skipped = {"skipped": {"numbers": candidate.numbers_skipped}} if candidate.numbers_skipped else {}
         return GateResult.of(new, "evidence", time.perf_counter() - started, skipped)
+
+
+UNDEFINED = ("undefined_citation", "undefined_reference")
+
+
+def engine_undefined(report: Any) -> list[Violation]:
+    """Return one violation per undefined citation or reference a compile report's last run warned about."""
+    out: list[Violation] = []
+    seen: set[tuple[str, str]] = set()
+    for m in report.messages:
+        if m.kind in UNDEFINED and (m.kind, m.token) not in seen:
+            seen.add((m.kind, m.token))
+            what = "citation" if m.kind == "undefined_citation" else "reference"
+            out.append(Violation(m.kind, m.file, m.line, m.token, f"is an undefined {what} after the last "
+                                 f"{report.engine} run"))  # fmt: skip
+    return out
+
+
+def _engine_additions(context: PatchContext, reported: set[str]) -> list[Violation]:
+    """Return the undefined citations and references the candidate's compile reports and HEAD's does not.
+
+    Whatever command cites or refers (a macro the scanner cannot follow), the engine knows. HEAD is compiled only
+    when the candidate has any (usually a verdict-cache hit); a HEAD that does not compile decides nothing.
+    """
+    report = context.records.get("compile")
+    if report is None or not report.ok:
+        return []
+    found = [v for v in engine_undefined(report) if v.token not in reported]
+    if not found:
+        return []
+    head = context.records["compile_head"]()
+    if not head.ok:
+        return []
+    old = {(v.kind, v.token) for v in engine_undefined(head)}
+    return [replace(v, message=v.message + "; HEAD's compile had it defined or did not use it")
+            for v in found if (v.kind, v.token) not in old]  # fmt: skip
 
 
 def _all(report: EvidenceReport) -> list[Violation]:
