@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import shown
 from .model import display_path
 
 
@@ -22,7 +23,8 @@ class PatchwriteError(Exception):
         self.problem = problem
         if reason is not None:
             self.reason = reason
-        super().__init__(self.location() + ": " + problem if self.path else problem)
+        # printed as one line (shown.line): a path or a `% !TEX root` value may come from the manuscript
+        super().__init__(shown.line(self.location() + ": " + problem if self.path else problem))
 
     def location(self) -> str:
         """Return `file:line` (or just `file`) where the problem is."""
@@ -32,7 +34,7 @@ class PatchwriteError(Exception):
         """Return `relpath:line: problem`, the path relative to `root` when it lies below it."""
         path = display_path(self.path, root) if self.path else ""
         where = f"{path}:{self.line}" if self.line is not None else path
-        return f"{where}: {self.problem}" if where else self.problem
+        return shown.line(f"{where}: {self.problem}" if where else self.problem)
 
 
 class InputError(PatchwriteError):

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from . import shown
 from .kinds import PAGE, help_for
 
 
@@ -42,13 +43,17 @@ class Violation:
     severity: str = ERROR
 
     def format(self, root: Path | None = None) -> str:
-        """Return the violation as an editor-clickable `relpath:line: [warning: ]kind token message` line."""
+        """Return the violation as an editor-clickable `relpath:line: [warning: ]kind token message` line.
+
+        What came from the manuscript (file, token, message) is escaped (`shown.line`): one line, never a
+        workflow command.
+        """
         file = display_path(self.file, root) if self.file else ""
         head = f"{file}:{self.line}: " if file else ""
         if self.severity == WARNING:
             head += "warning: "
         token = f" {self.token}" if self.token else ""
-        return f"{head}{self.kind}{token} {self.message}".rstrip()
+        return shown.line(f"{head}{self.kind}{token} {self.message}".rstrip())
 
     def to_json(self, root: Path | None = None) -> dict[str, Any]:
         """Return the violation as the JSON object of `apply --json` and `check --json` (docs/json.md).

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from . import hookspecs, sarif, stepsummary
+from . import hookspecs, sarif, shown, stepsummary
 from .autoraters.fixtures import add_options as add_judge_options
 from .autoraters.fixtures import citation_f1, judge_spec, litreview, quality_verdict, sxs
 from .bindsession import BOUND
@@ -266,8 +266,8 @@ class ManuscriptItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ManuscriptFailure):
             base = self.config.invocation_params.dir
-            shown = printed_lines(excinfo.value.violations, base, "--patchwrite-report FILE")
-            return "\n".join([*shown, *excinfo.value.notes])
+            lines = printed_lines(excinfo.value.violations, base, "--patchwrite-report FILE")
+            return "\n".join([*lines, *(shown.line(note) for note in excinfo.value.notes)])
         if isinstance(excinfo.value, PatchwriteError):
             return f"patchwrite: {excinfo.value.format(self.config.invocation_params.dir)}"
         if isinstance(excinfo.value, PatchwriteWarning):
@@ -396,7 +396,8 @@ class Recorder:
         base_dir = self.config.invocation_params.dir
         for path, gates in sorted(self.verdicts.items()):
             if "diff" in gates:
-                terminalreporter.write_line(f"{display_path(path, base_dir)}: changes against {settings.base}:")
+                where = display_path(path, base_dir)
+                terminalreporter.write_line(shown.line(f"{where}: changes against {settings.base}:"))
                 for line in _change_lines(gates["diff"]["result"], self.config):
                     terminalreporter.write_line(line)
         if settings.annotations:

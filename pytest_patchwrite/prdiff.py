@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import shown
 from .binddiff import binding_changes, bindings_at, log_changes
 from .errors import InputError
 from .gates.binding import bindings_location
@@ -252,4 +253,4 @@ def _attestation(kind: str, token: str, path: Path, line: int, evidence: Any, nu
 
 def format_change(change: Violation, base: Path | None = None) -> str:
     """Return a change as `relpath:line: number 12 -> 16 (...)`."""
-    return f"{display_path(change.file, base)}:{change.line}: {change.message}"
+    return shown.line(f"{display_path(change.file, base)}:{change.line}: {change.message}")

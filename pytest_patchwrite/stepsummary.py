@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from . import shown
 from .model import display_path
 
 ENV = "GITHUB_STEP_SUMMARY"
@@ -16,8 +16,6 @@ MAX_ROWS = 50
 MAX_CELL = 300
 ORDER = ("compile", "citations", "numbers", "placeholders", "diff")
 MARKS = {"passed": "✅ passed", "failed": "❌ failed", "skipped": "⏭️ skipped", "error": "⚠️ error (environment)"}
-# CommonMark's backslash escapes, plus `$` (GitHub renders $...$ as math) and `|` (a GFM table cell's end)
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$#!])")
 
 # what the recorder hands over: path -> gate -> (outcome, reason) and path -> gate -> the item's JSON result
 Outcomes = Mapping[str, Mapping[str, tuple[str, str]]]
@@ -35,11 +33,12 @@ def destination(option: str | None, environ: Mapping[str, str]) -> tuple[Path, s
 
 
 def cell(text: str) -> str:
-    """Return `text` as one Markdown table cell that renders literally: escaped, one line, bounded."""
+    """Return `text` as one Markdown table cell that renders literally: escaped (HTML and Markdown), one line,
+    bounded, no autolinked URL and no `@` mention (shown.markdown)."""
     text = " ".join(str(text).split())
     if len(text) > MAX_CELL:
         text = text[: MAX_CELL - 1] + "…"
-    return _SPECIAL.sub(r"\\\1", text)
+    return shown.markdown(text)
 
 
 def _gates(outcomes: Outcomes) -> list[str]:
@@ -98,17 +97,13 @@ def _manuscript_section(items: Mapping[str, tuple[str, str]], results: Mapping[s
     return notes + ([""] if notes and table else []) + table
 
 
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
 def annotation(violation: Mapping[str, Any], base: Path) -> str:
     """Return a violation (its JSON object) as a GitHub Actions workflow command: `::error file=F,line=N::text`
     (`::warning` for a warning), escaped as GitHub's toolkit escapes data and properties."""
     file = display_path(violation["file"], base) if violation.get("file") else ""
-    file = _escape_data(file).replace(":", "%3A").replace(",", "%2C")
+    file = shown.annotation_property(file)
     text = " ".join(str(violation.get(k) or "") for k in ("kind", "token", "message") if violation.get(k))
     level = "warning" if violation.get("severity") == "warning" else "error"
     line = int(violation.get("line") or 0)
     where = (f" file={file}" + (f",line={line}" if line >= 1 else "")) if file else ""
-    return f"::{level}{where}::{_escape_data(text)}"
+    return f"::{level}{where}::{shown.annotation_data(text)}"

@@ -729,3 +729,52 @@ def test_integrity(row: Integrity, tmp_path: Path) -> None:
     kinds = [v["kind"] for v in json.loads(done.stdout)["violations"]]
     assert set(row.expect_kinds) <= set(kinds), kinds
     assert (paper / "main.tex").read_bytes() == head  # rejected: HEAD's bytes kept
+
+
+# -- printed output: nothing from a manuscript is a workflow command or a terminal escape -------------------------
+STOP = "::stop-commands::TOKEN"
+PRINTED = {
+    "cite-key-newline-stop-commands": "As \\cite{smith2020,x\n" + STOP + "} showed.",
+    "warning-lines-in-the-manuscript": "\\cite{y\n::warning file=main.tex,line=1::forged}\n"
+    "\\PackageError{pw}{bad^^J::warning::forged too}{}",
+    "ansi-escapes": "As \\cite{\x1b[2J\x1b[31mred\x07} showed \\undefined\x1b[0m.",
+}
+
+
+def _forged(output: str) -> list[str]:
+    return [ln for ln in output.splitlines() if ln.lstrip().startswith("::") or "\x1b" in ln or "\x07" in ln]
+
+
+@pytest.mark.parametrize("row", sorted(PRINTED))
+def test_printed_output_holds_no_workflow_command(row: str, tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    repo = tmp_path / "repo"
+    paper = repo / "paper"
+    paper.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    (paper / "main.tex").write_text(_tex("Clean."))
+    (paper / "refs.bib").write_text(REFS)
+    git = ["git", "-c", "user.email=t@example.org", "-c", "user.name=T"]
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], cwd=repo, check=True)
+    (paper / "main.tex").write_text(_tex(PRINTED[row]))
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    for args in (["check", "main.tex"], ["diff", "main.tex", "--base", "main"]):
+        done = _patchwrite(paper, env, *args)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert _forged(done.stdout + done.stderr) == [], args
+    assert "x\\n::stop-commands" in done.stdout or row != "cite-key-newline-stop-commands"  # shown, escaped
+
+
+def test_annotation_properties_cannot_be_forged_by_a_file_name(pytester: pytest.Pytester) -> None:
+    require_tool("pdflatex")
+    (pytester.path / ".git").mkdir()
+    name = "a,line=999,title=x"
+    (pytester.path / f"{name}.tex").write_text(plain(doc("Hello \\undefinedmacroxyz.")))
+    result = pytester.runpytest_subprocess("--patchwrite-annotations")
+    annotations = [ln for ln in result.stdout.lines if ln.startswith("::error ")]
+    assert annotations, result.stdout.str()
+    for ln in annotations:  # as GitHub reads it: `::error PROPERTIES::MESSAGE`, properties split at `,`
+        properties = dict(p.split("=", 1) for p in ln[len("::error ") :].split("::", 1)[0].split(","))
+        assert set(properties) == {"file", "line"} and properties["line"] == "3", ln
+        assert properties["file"].replace("%2C", ",") == f"{name}.tex"

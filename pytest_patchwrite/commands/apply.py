@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import shown
 from ..edit import DEFAULT_MAX_SPAN
 from ..errors import EnvironmentFault, InputError
 from ..inputs import read_bytes, read_stream
@@ -69,9 +70,10 @@ def run(args: argparse.Namespace) -> int:
         lo, hi = result.span or (0, 0)
         print(f"{path}: accepted {result.edit.verb if result.edit else 'EDIT'} {lo} {hi} ({result.seconds:.2f} s)")
     else:
-        print(f"{path}: rejected at {result.stage} ({result.reason})")
+        print(shown.line(f"{path}: rejected at {result.stage} ({result.reason})"))
         for violation in result.violations:
-            print(violation.format(Path.cwd()) if violation.line else f"{path}: {violation.kind}: {violation.message}")
+            bare = shown.line(f"{path}: {violation.kind}: {violation.message}")
+            print(violation.format(Path.cwd()) if violation.line else bare)
     for check, why in result.skipped.items():
         print(f"{path}: {check} not checked: {why}")
     return EXIT_OK if result.accepted else EXIT_FAILED

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import shown
 from ..errors import EnvironmentFault, InputError
 from ..inputs import read_text
 from ..model import WARNING, printed_lines
@@ -101,11 +102,11 @@ def run(args: argparse.Namespace) -> int:
                     extra = f" ({result.details['engine']}, {result.details['seconds']:.2f} s{cached})"
                 if result.details.get("pdf_note"):
                     extra = f" (PDF text not read: {result.details['pdf_note']}; the source rules decided)"
-                print(f"{path}::{gate} {status}{extra}")
+                print(shown.line(f"{path}::{gate} {status}{extra}"))
                 for line in printed_lines(result.violations, Path.cwd(), "--json"):
                     print(f"  {line}")
                 if result.details.get("note"):
-                    print(f"  note: {result.details['note']}")
+                    print(shown.line(f"  note: {result.details['note']}"))
     if args.json:
         print(json.dumps({"manuscripts": out, "cache_rejected": rejected}, indent=2))
     elif rejected:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .. import shown
 from ..errors import InputError
 from ..inputs import parse_seconds
 from ..model import Gate
@@ -59,7 +60,7 @@ def csv_choices(value: str | None, allowed: tuple[str, ...], what: str) -> tuple
 def one_line(message: str) -> str:
     """Return the first line of `message`, cut at 500 characters (what an error line shows)."""
     first = message.strip().splitlines()[0] if message.strip() else ""
-    return first if len(first) <= 500 else first[:500] + "..."
+    return shown.line(first if len(first) <= 500 else first[:500] + "...")
 
 
 def write_sarif(target: str | None, violations: list) -> None:

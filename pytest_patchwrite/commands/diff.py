@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .. import shown
 from .common import EXIT_FAILED, EXIT_OK, SARIF_HELP, TRUSTED_HELP, add_engine_option, seconds, write_sarif
 
 
@@ -49,13 +50,14 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK if report.result().ok else EXIT_FAILED
     cwd = Path.cwd()
     if report.new_manuscript:
-        print(f"{root}: new in this change (not in {args.base}); every token counts as added")
+        print(shown.line(f"{root}: new in this change (not in {args.base}); every token counts as added"))
     for change in report.changes:
         print(format_change(change, cwd))
     for failure in report.failures:
         print(failure.format(cwd))
     ok = report.result().ok
-    print(f"{root}::diff {'ok' if ok else 'FAILED'} against {args.base}: {len(report.changes)} token change(s), "
+    print(f"{shown.line(root)}::diff {'ok' if ok else 'FAILED'} "
+          f"against {args.base}: {len(report.changes)} token change(s), "
           f"numeric Jaccard {report.numeric_jaccard:.4f}, cite Jaccard {report.cite_jaccard:.4f}")  # fmt: skip
     if pages is not None:
         print(pages_line(pages))

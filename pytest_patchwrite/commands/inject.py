@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import shown
 from ..errors import InputError
 from ..inputs import read_text
 from ..model import display_path
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     elif not args.out_tree:
         sys.stdout.write(fault.broken)
     where = display_path(str(site), Path.cwd())
-    print(f"{where}:{fault.line}: {fault.name} ({fault.fault_class}): {fault.note}", file=sys.stderr)
+    print(shown.line(f"{where}:{fault.line}: {fault.name} ({fault.fault_class}): {fault.note}"), file=sys.stderr)
     for skipped in verified.rejected:
         print(f"  skipped a site that does not break the document: {skipped}", file=sys.stderr)
     print(f"  verified: {verified.outcome}", file=sys.stderr)

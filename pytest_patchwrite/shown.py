@@ -1,0 +1,70 @@
+"""The one escaping of what we print that came from a manuscript (stdout, stderr; JSON escapes itself).
+
+A cite key, a file name or a log message is the pull request's text. Printed as it is,
+a newline in it starts a line of its own, and a line that starts with `::` is a GitHub
+Actions workflow command (`::stop-commands::TOKEN` silences every later annotation,
+`::warning ...` forges one); ANSI escapes move the cursor and recolour the terminal.
+`text()` shows every C0 and C1 control character, DEL and ESC as an escape (`\\n`,
+`\\x1b`), as well as the Unicode line separators, bidirectional overrides and lone
+surrogates (undecodable bytes); `line()` does the same and makes sure the line cannot
+start with `::`. Annotations (`annotation_data`, `annotation_property`) escape as
+GitHub's toolkit does, after `text()`.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls, DEL, C1 controls; line and paragraph separators; bidi embeddings, overrides and isolates;
+# lone surrogates (what `surrogateescape` made of undecodable bytes)
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte surrogateescape could not decode: show the byte
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def text(value: object) -> str:
+    """Return `value` as text that prints as one line with no control character (each shown as an escape)."""
+    raw = str(value)
+    return _UNSAFE.sub(_escape, raw) if _UNSAFE.search(raw) else raw
+
+
+def line(value: object) -> str:
+    """Return one printed line: `text(value)`, and a leading `::` (after blanks) shown as `\\x3a:`."""
+    shown = text(value)
+    stripped = shown.lstrip()
+    if stripped.startswith("::"):
+        return shown[: len(shown) - len(stripped)] + "\\x3a" + stripped[1:]
+    return shown
+
+
+def annotation_data(value: object) -> str:
+    """Return `value` as the message of a workflow command (`::error ...::MESSAGE`): `%`, CR and LF escaped."""
+    return text(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def annotation_property(value: object) -> str:
+    """Return `value` as a workflow command property (`file=...`): as data, and `:` and `,` escaped."""
+    return annotation_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def markdown(value: object) -> str:
+    """Return `value` as Markdown that renders literally: escaped, no autolinked URL, no `@` mention."""
+    shown = _MARKDOWN_SPECIAL.sub(r"\\\1", text(" ".join(str(value).split())))
+    # a bare URL or `www.` autolinks in GitHub's Markdown: an escaped `:` or `.` splits the text it looks at;
+    # a zero-width space after `@` keeps a mention from notifying anyone
+    shown = _WWW.sub(r"\1\\.", shown).replace("://", "\\://")
+    return shown.replace("@", "@&#8203;")
+
+
+# CommonMark's backslash escapes, plus `$` (GitHub renders $...$ as math) and `|` (a GFM table cell's end)
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$#!])")
+_WWW = re.compile(r"(?i)\b(www)\.")

@@ -1,0 +1,52 @@
+"""The one escaping of printed manuscript text: controls, workflow commands, annotations, Markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_patchwrite import shown, stepsummary
+from pytest_patchwrite.model import Violation
+
+
+@pytest.mark.parametrize(
+    ("raw", "printed"),
+    [
+        ("plain key", "plain key"),
+        ("a\nb\rc\td", "a\\nb\\rc\\td"),
+        ("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"),
+        ("del\x7f c1\x85 nul\x00 bel\x07", "del\\x7f c1\\x85 nul\\x00 bel\\x07"),
+        ("rtl\u202eevil\u2066 ls\u2028", "rtl\\u202eevil\\u2066 ls\\u2028"),
+        ("byte\udcff", "byte\\xff"),  # an undecodable byte, as surrogateescape kept it
+        ("über 91.4\\% \\cite{a}", "über 91.4\\% \\cite{a}"),
+    ],
+)
+def test_text_shows_controls_as_escapes(raw: str, printed: str) -> None:
+    assert shown.text(raw) == printed
+
+
+def test_no_printed_line_starts_a_workflow_command() -> None:
+    assert shown.line("::stop-commands::TOKEN") == "\\x3a:stop-commands::TOKEN"
+    assert shown.line("  ::warning x") == "  \\x3a:warning x"
+    assert shown.line("main.tex:3: a::b") == "main.tex:3: a::b"
+    violation = Violation("unknown_cite", "", 0, "x\n::stop-commands::TOKEN", "is not defined")
+    assert "\n" not in violation.format() and violation.format().startswith("unknown_cite x\\n::stop")
+    named = Violation("unknown_cite", "/p/::error::x.tex", 3, "k", "is not defined")
+    assert not named.format(Path("/p")).startswith("::")
+
+
+def test_annotations_escape_data_and_properties() -> None:
+    assert shown.annotation_data("50% a\nb\r") == "50%25 a\\nb\\r"  # the newline never reaches GitHub
+    assert shown.annotation_property("a,line=999,title=x:y") == "a%2Cline=999%2Ctitle=x%3Ay"
+    line = stepsummary.annotation({"file": "/p/a,line=999.tex", "line": 2, "kind": "k", "message": "m\n::x"},
+                                  Path("/p"))  # fmt: skip
+    assert line == "::error file=a%2Cline=999.tex,line=2::k m\\n::x"
+
+
+def test_markdown_renders_literally_without_links_or_mentions() -> None:
+    cell = stepsummary.cell("see http://evil.example and www.evil.example @octocat <img src=x onerror=y> |a|")
+    assert "http://" not in cell and "www." not in cell  # an escaped `:` or `.` splits what GFM autolinks
+    assert "@octocat" not in cell and "@&#8203;octocat" in cell
+    assert " <img" not in cell and "\\<img" in cell and "\\|a\\|" in cell
+    assert stepsummary.cell("a\x1b[31mb\nc") == "a\\\\x1b\\[31mb c"
