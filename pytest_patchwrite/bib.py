@@ -69,7 +69,11 @@ def _parse_bib_text(path: Path) -> BibKeys:
     lets the later one win); a repeated entry key is listed apart: bibtex and
     biber warn, keep the first and build the paper.
     """
-    text = read_text(path, kind="bib")
+    return parse_bib_text(path, read_text(path, kind="bib"))
+
+
+def parse_bib_text(path: Path, text: str) -> BibKeys:
+    """Return what `_parse_bib_text` finds in `text`, read as the `.bib` at `path` (e.g. a base revision's)."""
     # keys and failed blocks come from the splitter; the default middlewares (string interpolation,
     # brace removal) only rewrite field values, which the locks never read, and cost 40% of the time
     with _quiet(logging.getLogger("bibtexparser")):  # its own lines on stderr; the detail goes into the problem

@@ -116,6 +116,11 @@ def load_log_file(path: Path, log: EvidenceLog) -> None:
         text = read_text(path, kind="log")
     except MemoryError:  # the bytes fitted, their text did not
         raise envfaults.out_of_memory(path, "this experimental log") from None
+    load_log_text(path, text, log)
+
+
+def load_log_text(path: Path, text: str, log: EvidenceLog) -> None:
+    """Add every numeric leaf or token of `text`, read as the log `path` (its suffix decides), to `log`."""
     suffix = path.suffix.lower()
     try:
         if suffix in (".json", ".jsonl"):

@@ -252,7 +252,8 @@ class ManuscriptItem(pytest.Item):
             except EngineMissing:
                 compiled = None
             evidence = settings.evidence_of(root)
-            return diff_manuscript(root, base, config, settings.max_hunk, evidence, compiled).result()
+            return diff_manuscript(root, base, config, settings.max_hunk, evidence, compiled,
+                                   settings.evidence_from).result()  # fmt: skip
         if self.name == "quality":
             assert settings.base is not None
             verdict = quality_verdict(self.config, root, settings.base)

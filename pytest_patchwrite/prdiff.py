@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import shown
+from . import selfattest, shown
 from .binddiff import binding_changes, bindings_at, log_changes
 from .errors import InputError
 from .gates.binding import bindings_location
@@ -113,11 +113,13 @@ def diff_manuscript(
     max_hunk: int | None = None,
     evidence: EvidenceReport | None = None,
     compiled: Any = None,
+    evidence_from: str = "head",
 ) -> DiffReport:
     """Return what the working tree's manuscript moved against `base` (`evidence`: its locks, if already known).
 
     `compiled`: the working tree's compile report, if one ran; an undefined citation or reference it warns about
-    on a line the change touched fails the item, whatever command made it.
+    on a line the change touched fails the item, whatever command made it. `evidence_from` (`head` or `base`):
+    whether a number or key only the change's own log values or bib entries attest warns or fails (selfattest).
     """
     manuscript = load_manuscript(root, boundary=config.boundary(root))
     new_manuscript = base.text(manuscript.root) is None
@@ -139,11 +141,13 @@ def diff_manuscript(
     all_old: Counter[tuple[str, str]] = Counter()
     commands = cite_commands([*manuscript.texts.values(), *base_texts.values()])
     changed_by_file: dict[str, set[int]] = {}
+    values: dict[tuple[str, int, str], Any] = {}
     for path in manuscript.files:
         new_text = manuscript.texts[path]
         old_text = base_texts[path]
         new_tokens, old_tokens = _tokens_by_line(new_text, commands), _tokens_by_line(old_text, commands)
         numbers_at = {(n.line, n.text): n for n in scan(new_text, cites=commands).numbers}
+        values.update(((str(path), line, text), n.value) for (line, text), n in numbers_at.items())
         all_new.update(t for toks in new_tokens.values() for t in toks)
         all_old.update(t for toks in old_tokens.values() for t in toks)
         changed_lines = changed_by_file.setdefault(str(path), set())
@@ -168,6 +172,7 @@ def diff_manuscript(
             for v in lock_failures
             if Path(v.file) == path and v.line in changed_lines
         )
+    failures.extend(selfattest.change_notes(changes, values, evidence, base.text, evidence_from, root.parent))
     if compiled is not None and compiled.ok:
         failed_tokens = {v.token for v in failures}
         failures.extend(v for v in engine_undefined(compiled)

@@ -35,6 +35,7 @@ class Settings:
     owns_shared_dir: bool
     extra_gates: list[Any] = field(default_factory=list)
     evidence: dict[Path, EvidenceReport] = field(default_factory=dict)
+    evidence_from: str = "head"  # which revision's logs and bibs attest in the diff item (selfattest)
 
     def evidence_of(self, root: Path) -> EvidenceReport:
         """Return the evidence locks' report on `root`, evaluated once per session and process."""
@@ -79,6 +80,14 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         metavar="REV",
         help="add a `diff` item per manuscript: what the change moved against this git revision",
+    )
+    group.addoption(
+        "--patchwrite-evidence-from",
+        dest="patchwrite_evidence_from",
+        default=None,
+        choices=("head", "base"),
+        help="diff item: `head` lets the change's own log values and bib entries attest (with a warning), "
+        "`base` only the base revision's (an error otherwise)",
     )
     group.addoption(
         "--patchwrite-annotations",
@@ -161,6 +170,7 @@ def add_options(parser: pytest.Parser) -> None:
     )
     parser.addini("patchwrite_max_runs", "most engine runs per compile (reruns until the .aux settles)", default="5")
     parser.addini("patchwrite_base", "git revision the `diff` item compares against", default="")
+    parser.addini("patchwrite_evidence_from", "diff item: whose logs and bibs attest, head or base", default="head")
     parser.addini("patchwrite_max_hunk", "fail `diff` hunks longer than this many lines (off when empty)", default="")
     parser.addini("patchwrite_max_span", "longest EDIT span the try_patch fixture accepts", default="40")
     parser.addini(
@@ -196,6 +206,9 @@ def from_config(config: pytest.Config) -> Settings:
     if max_runs < 1:
         raise pytest.UsageError(f"patchwrite_max_runs = {max_runs}: at least one engine run is needed")
     base = config.option.patchwrite_base or str(config.getini("patchwrite_base")).strip() or None
+    evidence_from = config.option.patchwrite_evidence_from or str(config.getini("patchwrite_evidence_from"))
+    if evidence_from.strip().lower() not in ("head", "base"):
+        raise pytest.UsageError(f"patchwrite_evidence_from = {evidence_from!r}: use head or base")
     # never pytest's cache under the rootdir: a pull request could commit entries there (gates.cachetrust)
     configured = [Path(p) for p in config.getini("patchwrite_cache_dir")]
     cache_dir = configured[0] if configured else None
@@ -242,4 +255,5 @@ def from_config(config: pytest.Config) -> Settings:
         base=base,
         max_hunk=max_hunk,
         annotations=bool(config.option.patchwrite_annotations),
+        evidence_from=evidence_from.strip().lower(),
     )

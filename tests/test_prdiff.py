@@ -107,6 +107,28 @@ def test_an_undefined_reference_the_engine_reports_on_a_changed_line_fails(repo:
     assert changes(repo)[1] == []  # without the compile, the scanner cannot see through \secref
 
 
+@pytest.mark.parametrize("mode", ["head", "base"])
+def test_evidence_the_change_wrote_itself_is_said_so(repo: Path, mode: str) -> None:
+    paper = repo / "paper"
+    edit(paper / "sections" / "results.tex", "Ours & 91.4 & 86.9", "Ours & 91.4 & 88.8")
+    edit(paper / "results.json", '"occluded_acc": 0.869}', '"occluded_acc": 0.869, "rerun": 0.888}')
+    edit(paper / "sections" / "results.tex", "Accuracy was", "As \\citet{new2024} found, accuracy was")
+    (paper / "refs.bib").write_text((paper / "refs.bib").read_text() + "@article{new2024, author={N}, title={T}, "
+                                    "journal={J}, year={2024}}\n")  # fmt: skip
+    root = paper / "main.tex"
+    report = diff_manuscript(root, GitBase.open(paper, "main"), EvidenceConfig(), evidence_from=mode)
+    notes = [(f.kind, f.token, f.line, f.severity) for f in report.failures if f.kind == "attested_by_change"]
+    severity = "warning" if mode == "head" else "error"
+    assert notes == [("attested_by_change", "new2024", 3, severity), ("attested_by_change", "88.8", 15, severity)]
+    messages = [f.message for f in report.failures if f.kind == "attested_by_change"]
+    assert "refs.bib:" in messages[0] and "results.json:5, a value this change added" in messages[1]
+    assert report.result().ok is (mode == "head")
+    # a value the base's log already held is the base's evidence
+    edit(paper / "sections" / "results.tex", "Ours & 91.4 & 88.8", "Ours & 91.4 & 86.9")
+    again = diff_manuscript(root, GitBase.open(paper, "main"), EvidenceConfig(), evidence_from=mode)
+    assert [f.token for f in again.failures if f.kind == "attested_by_change"] == ["new2024"]
+
+
 def test_hunk_bound(repo: Path) -> None:
     intro = repo / "paper" / "sections" / "intro.tex"
     intro.write_text("\n".join(f"Line {chr(65 + i)} of a rewritten intro." for i in range(6)) + "\n")

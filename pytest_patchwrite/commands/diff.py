@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import shown
 from .common import EXIT_FAILED, EXIT_OK, SARIF_HELP, TRUSTED_HELP, add_engine_option, seconds, write_sarif
 
 
@@ -17,6 +16,12 @@ def register(sub: Any) -> None:
     parser.add_argument("file")
     parser.add_argument("--base", required=True, help="git revision to compare against (e.g. origin/main)")
     parser.add_argument("--max-hunk", type=int, default=None, help="fail hunks longer than this many lines")
+    parser.add_argument(
+        "--evidence-from",
+        choices=("head", "base"),
+        default="head",
+        help="whose logs and bibs attest: head (the change's own, with a warning; default) or base (an error)",
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--sarif", metavar="FILE", default=None, help=SARIF_HELP)
     parser.add_argument("--pages", metavar="DIR", default=None,
@@ -40,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     root = find_root(Path(args.file))
     base = GitBase.open(root.parent, args.base)
-    report = diff_manuscript(root, base, EvidenceConfig(), args.max_hunk)
+    report = diff_manuscript(root, base, EvidenceConfig(), args.max_hunk, evidence_from=args.evidence_from)
     write_sarif(args.sarif, report.result().violations)
     pages = _pages(args, root, base, report.changes)
     if args.json:
