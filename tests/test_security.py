@@ -778,3 +778,27 @@ def test_annotation_properties_cannot_be_forged_by_a_file_name(pytester: pytest.
         properties = dict(p.split("=", 1) for p in ln[len("::error ") :].split("::", 1)[0].split(","))
         assert set(properties) == {"file", "line"} and properties["line"] == "3", ln
         assert properties["file"].replace("%2C", ",") == f"{name}.tex"
+
+
+@pytest.mark.parametrize("mode", ["head", "base"])
+def test_evidence_the_change_wrote_itself(mode: str, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    paper = repo / "paper"
+    paper.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    (paper / "main.tex").write_text("% !patchwrite log = results.json\n" + _tex("Accuracy was 91.4\\%."))
+    (paper / "results.json").write_text('{"acc": 0.914}\n')
+    (paper / "refs.bib").write_text(REFS)
+    git = ["git", "-c", "user.email=t@example.org", "-c", "user.name=T"]
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], cwd=repo, check=True)
+    # the pull request: a better number, and the log value that "attests" it
+    (paper / "main.tex").write_text("% !patchwrite log = results.json\n" + _tex("Accuracy was 99.1\\%."))
+    (paper / "results.json").write_text('{"acc": 0.914,\n "acc_v2": 0.991}\n')
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    done = _patchwrite(paper, env, "diff", "main.tex", "--base", "main", "--evidence-from", mode, "--json")
+    failures = json.loads(done.stdout)["violations"]
+    found = [(v["kind"], v["token"], v["severity"]) for v in failures]
+    assert ("attested_by_change", "99.1\\%", "warning" if mode == "head" else "error") in found, found
+    assert "results.json:2" in next(v["message"] for v in failures if v["kind"] == "attested_by_change")
+    assert done.returncode == (0 if mode == "head" else 1), done.stdout[-2000:]
