@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .. import shown
 from .common import EXIT_FAILED, EXIT_OK, SARIF_HELP, TRUSTED_HELP, add_engine_option, seconds, write_sarif
 
 
@@ -49,8 +50,8 @@ def run(args: argparse.Namespace) -> int:
     write_sarif(args.sarif, report.result().violations)
     pages = _pages(args, root, base, report.changes)
     if args.json:
-        shown = {"pages": pages.to_json()} if pages is not None else {}
-        print(json.dumps({"path": str(root), "base": args.base, **report.result().to_json(Path.cwd()), **shown},
+        drawn = {"pages": pages.to_json()} if pages is not None else {}
+        print(json.dumps({"path": str(root), "base": args.base, **report.result().to_json(Path.cwd()), **drawn},
                          indent=2))  # fmt: skip
         return EXIT_OK if report.result().ok else EXIT_FAILED
     cwd = Path.cwd()
