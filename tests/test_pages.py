@@ -161,3 +161,26 @@ def test_pytest_writes_the_pages_once(repo: Path, workers: list[str]) -> None:
     assert done.returncode in (0, 1), done.stdout[-2000:]
     assert pngs(repo / "pages") == ["page-002-after.png", "page-002-before.png"], done.stdout[-2000:]
     assert "72.0\\% " in (repo / "pages" / "index.html").read_text()
+
+
+def test_a_kept_pdf_that_was_tampered_with_is_ignored(tmp_path: Path) -> None:
+    from pytest_patchwrite.gates import pdfstore
+
+    pdf = tmp_path / "a.pdf"
+    pdf.write_bytes(b"%PDF-1.5 the base's bytes")
+    cache, key = tmp_path / "cache", "ab" + "0" * 62
+    pdfstore.put(cache, key, pdf)
+    assert pdfstore.get(cache, key, tmp_path / "back.pdf") and (tmp_path / "back.pdf").read_bytes() == pdf.read_bytes()
+    (cache / "pdf" / "ab" / f"{key}.pdf").write_bytes(b"%PDF-1.5 planted")
+    rejected: list[str] = []
+    assert not pdfstore.get(cache, key, tmp_path / "again.pdf", rejected)
+    assert rejected and not (tmp_path / "again.pdf").exists()
+
+
+def test_drawing_stops_at_the_time_budget(tmp_path: Path) -> None:
+    import time
+
+    from pytest_patchwrite.pagerender import RenderError, render_page
+
+    with pytest.raises(RenderError, match="the time budget for pages ran out"):
+        render_page(tmp_path / "none.pdf", 1, tmp_path / "p.png", side=800, deadline=time.monotonic() - 1)
