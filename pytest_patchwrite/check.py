@@ -6,8 +6,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .bib import resolve_bib
+from .engines import local_styles
 from .gates.compile import CompileGate, CompileReport
 from .gates.evidence import NO_LOG, EvidenceConfig, EvidenceReport, engine_undefined, evaluate
+from .latex import text_layer_command
 from .manuscript import Manuscript, add_engine_inputs, load_manuscript
 from .model import GateResult
 from .paths import Boundary, OutsideTree
@@ -103,11 +105,19 @@ def numbers_result(evidence: EvidenceReport) -> GateResult | None:
     return GateResult.of(evidence.numbers, "numbers", details=details)
 
 
-def placeholders_result(evidence: EvidenceReport, report: CompileReport | None = None) -> GateResult:
-    """Return the placeholders item's verdict: the candidates the compile's PDF shows, else the source rules."""
-    pdf = report.pdf_text if report is not None and report.ok else None
+def placeholders_result(
+    evidence: EvidenceReport, report: CompileReport | None = None, text_layer: str = ""
+) -> GateResult:
+    """Return the placeholders item's verdict: the candidates the compile's PDF shows, else the source rules.
+
+    `text_layer`: a command of the manuscript that writes the PDF's text apart from its glyphs
+    (`latex.text_layer_command`); the PDF's text then proves nothing and the source rules decide.
+    """
+    pdf = report.pdf_text if report is not None and report.ok and not text_layer else None
     details: dict[str, object] = {"pdf_checked": pdf is not None}
-    if report is not None and report.ok and report.pdf_note:
+    if text_layer and evidence.placeholders:
+        details["pdf_note"] = f"the manuscript writes the PDF's text layer itself ({text_layer})"
+    elif report is not None and report.ok and report.pdf_note:
         details["pdf_note"] = report.pdf_note  # the PDF was asked for and not read: the source rules decided
     return GateResult.of(evidence.placeholders_in(pdf), "placeholders", details=details)
 
@@ -137,7 +147,9 @@ def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]
     manuscript = load_manuscript(root, boundary=config.boundary(root))
     evidence = evaluate(manuscript, config)
     gate = options.compile_gate(root)
-    gate.extract_text = bool(evidence.placeholders)  # only then is the PDF's text worth reading
+    # the PDF's text confirms a placeholder only when the manuscript lets the engine write it from the glyphs
+    text_layer = text_layer_command([*manuscript.texts.values(), *local_styles(manuscript.root, manuscript.texts[manuscript.root])])
+    gate.extract_text = bool(evidence.placeholders) and not text_layer  # only then is the PDF's text worth reading
     report = gate.compile(root)
     added = add_engine_inputs(manuscript, report.typeset)  # a file `\\input` through a macro, say
     bibs = engine_bibliographies(report, manuscript, evidence.bib_files)  # `\\addbibresource{\\articleBIBLIOGRAPHY}`
@@ -149,7 +161,7 @@ def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]
     numbers = numbers_result(evidence)
     skipped = {"skipped": evidence.numbers_skipped or NO_LOG}
     results["numbers"] = numbers if numbers is not None else GateResult(True, [], "numbers", details=skipped)
-    results["placeholders"] = placeholders_result(evidence, report)
+    results["placeholders"] = placeholders_result(evidence, report, text_layer)
     if options.warnings_fail:
         return {gate: result.strict() for gate, result in results.items()}
     return results

@@ -541,6 +541,22 @@ def false_conditionals(texts: Iterable[str]) -> frozenset[str]:
 _BUILT_SETTER = re.compile(r"\\csname[^\\]*?(?:#\d|\\)[^\n]*?true\s*\\endcsname|\\@nameuse\s*\{[^}]*#\d[^}]*true\}")
 
 
+# commands that write the PDF's text layer apart from the glyphs (a ToUnicode remap, ActualText): the text a
+# reader extracts may then spell `T0D0` where the page shows TODO
+_TEXT_LAYER = re.compile(
+    r"\\(?:pdfglyphtounicode|pdffontattr|BeginAccSupp|XeTeXgenerateactualtext|pdfliteral|pdfextension\s*literal)"
+    r"(?![A-Za-z@])|/ToUnicode|/ActualText|\\special\s*\{\s*pdf:"
+)
+
+
+def text_layer_command(texts: Iterable[str]) -> str:
+    """Return the first command in `texts` (outside comments) that sets the PDF's text apart from its glyphs, or ""."""
+    for text in texts:
+        if "\\" in text and (found := _TEXT_LAYER.search(mask(text)[0])):
+            return found.group(0)
+    return ""
+
+
 def conditional_spans(masked: str) -> list[tuple[int, int]]:
     """Return the ranges of every closed conditional, `\\if...` to `\\fi`: which branch is typeset depends."""
     return [(start, fi) for _, start, _, _, fi in _conditionals(masked)]

@@ -271,3 +271,14 @@ def test_what_is_typeset_is_checked(row: str, tmp_path: Path) -> None:
     results = check_manuscript(tmp_path / "main.tex", CheckOptions(use_cache=False))
     assert results["compile"].ok, results["compile"]
     assert [v.token for v in results["placeholders"].violations] == ["TODO"], results["placeholders"]
+
+
+def test_a_remapped_text_layer_leaves_the_decision_to_the_source(tmp_path: Path) -> None:
+    """A ToUnicode remap makes the PDF's text say `T0D0` where the page shows TODO: the PDF proves nothing then."""
+    require_tool("pdflatex")
+    remap = "\\input{glyphtounicode}\\pdfglyphtounicode{O}{0030}\\pdfgentounicode=1\n"
+    root = _root(tmp_path, "TODO: the ablation.", preamble=remap)
+    results = check_manuscript(root, CheckOptions(use_cache=False))
+    placeholders = results["placeholders"]
+    assert [v.token for v in placeholders.violations] == ["TODO"], placeholders
+    assert placeholders.details["pdf_checked"] is False and "\\pdfglyphtounicode" in placeholders.details["pdf_note"]
