@@ -142,6 +142,9 @@ def main() -> None:
             built, clean, lmk_seconds = run_latexmk(fresh_copy(tree, root, scratch / f"{n}-latexmk"))
             entry, pw_seconds = run_patchwrite(fresh_copy(tree, root, scratch / f"{n}-patchwrite"), args.timeout)
             gates = entry["gates"]
+            if "compile" not in gates:  # an environment error (exit 2): no verdict, shown as its own outcome
+                reason = entry.get("error", {}).get("reason", "environment")
+                gates = {"compile": {"ok": False, "violations": [{"kind": f"environment:{reason}"}]}}
             failing = sorted(name for name, gate in gates.items() if not gate["ok"])
             warnings = sum(v.get("severity") == "warning" for gate in gates.values() for v in gate["violations"])
             kinds = sorted({v["kind"] for gate in gates.values() for v in gate["violations"]})
