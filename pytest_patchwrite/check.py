@@ -148,7 +148,8 @@ def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]
     evidence = evaluate(manuscript, config)
     gate = options.compile_gate(root)
     # the PDF's text confirms a placeholder only when the manuscript lets the engine write it from the glyphs
-    text_layer = text_layer_command([*manuscript.texts.values(), *local_styles(manuscript.root, manuscript.texts[manuscript.root])])
+    styles = local_styles(manuscript.root, manuscript.texts[manuscript.root])
+    text_layer = text_layer_command([*manuscript.texts.values(), *styles])
     gate.extract_text = bool(evidence.placeholders) and not text_layer  # only then is the PDF's text worth reading
     report = gate.compile(root)
     added = add_engine_inputs(manuscript, report.typeset)  # a file `\\input` through a macro, say
