@@ -562,3 +562,10 @@ def test_settings_files_as_pytest_finds_them(tmp_path: Path) -> None:
     (paper / "pyproject.toml").write_text("[tool.black]\n")  # no pytest table: keep walking up
     assert load_settings(paper).source == tmp_path / "pytest.ini"
     assert load_settings(tmp_path / "paper").max_span == 40
+
+
+def test_untrusted_text_in_results_is_escaped_and_bounded() -> None:
+    from pytest_patchwrite.mcpserver.workspace import clean
+
+    assert clean("key\x1b[31m\u202e\n::warning x") == "key\\x1b[31m\\u202e\\n::warning x"
+    assert clean("x" * 500, 10) == "x" * 10 + "... (490 more characters)"

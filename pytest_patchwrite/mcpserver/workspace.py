@@ -21,6 +21,7 @@ from ..inputs import read_prefix, read_text
 from ..manuscript import find_root, is_root, load_manuscript
 from ..model import Gate, Violation, display_path
 from ..paths import Boundary
+from ..shown import text as escaped
 from ..transaction import revision_of, try_patch
 from .project import ProjectSettings, load_settings
 
@@ -37,7 +38,6 @@ CONTEXT_LINES = 3
 _SKIP_DIRS = {"__pycache__", "node_modules"}
 _REVISION = re.compile(r"[0-9a-fA-F]{64}")
 _GIT_REV = re.compile(r"[A-Za-z0-9._/~^@{}+-]{1,200}")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 class ToolInputError(PatchwriteError):
@@ -47,8 +47,8 @@ class ToolInputError(PatchwriteError):
 
 
 def clean(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    """Return untrusted text (a log message, a token) with control characters shown as escapes, cut at `limit`."""
-    shown = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Return untrusted text (a log message, a token) escaped as all our output is (`shown.text`), cut at `limit`."""
+    shown = escaped(text)
     return shown if len(shown) <= limit else shown[:limit] + f"... ({len(shown) - limit} more characters)"
 
 
