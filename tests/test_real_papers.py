@@ -349,6 +349,28 @@ PAPERS += [
 ]
 
 
+WRAPPERS = (
+    "\\documentclass{article}\n\\newcommand{\\shortcite}[1]{\\cite{#1}}\n\\def\\newcite{\\cite}\n\\let\\mycite\\cite\n"
+    "\\begin{document}\n\\input{sections/intro}\n\\bibliographystyle{plain}\n\\bibliography{refs}\n\\end{document}\n"
+)
+PAPERS += [
+    # ACL's old style and apacite-like wrappers defined in the preamble, used in a section (no `unknown_cite #1`)
+    Paper(
+        "preamble_wrappers_around_cite",
+        {"main.tex": WRAPPERS, "refs.bib": REFS,
+         "sections/intro.tex": "As \\shortcite{knuth1984} and \\newcite{lamport1994} show, \\mycite{knuth1984}.\n"},
+        {"compile": set(), "citations": set(), "placeholders": set()},
+        tools=("pdflatex", "bibtex"),
+    ),  # fmt: skip
+    Paper(
+        "preamble_wrapper_citing_an_undefined_key",
+        {"main.tex": WRAPPERS, "refs.bib": REFS, "sections/intro.tex": "As \\newcite{fake2025} showed.\n"},
+        {"compile": set(), "citations": {"unknown_cite"}, "placeholders": set()},
+        tools=("pdflatex", "bibtex"),
+    ),
+]
+
+
 def _write(directory: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         path = directory / rel
