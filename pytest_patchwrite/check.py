@@ -151,7 +151,7 @@ def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]
     styles = local_styles(manuscript.root, manuscript.texts[manuscript.root])
     text_layer = text_layer_command([*manuscript.texts.values(), *styles])
     gate.extract_text = bool(evidence.placeholders) and not text_layer  # only then is the PDF's text worth reading
-    report = gate.compile(root)
+    report = gate.compile(manuscript)  # the snapshot: the one read of the manuscript
     added = add_engine_inputs(manuscript, report.typeset)  # a file `\\input` through a macro, say
     bibs = engine_bibliographies(report, manuscript, evidence.bib_files)  # `\\addbibresource{\\articleBIBLIOGRAPHY}`
     if added or bibs:

@@ -78,12 +78,20 @@ def local_styles(root: Path, root_text: str) -> list[str]:
 
 def needed_engine(root: Path, root_text: str) -> str | None:
     """Return the engine the manuscript at `root` needs, or None when any engine will do (pdflatex then)."""
+    return engine_and_reason(root, root_text)[0]
+
+
+def engine_and_reason(root: Path, root_text: str) -> tuple[str | None, str]:
+    """Return (the engine the manuscript at `root` needs or None, what says so), in the order of the module doc."""
     named = engine_from_magic(root_text)
     if named:
-        return named
+        return named, "its `% !TEX program` comment"
     configured = latexmkrc_engine(root.parent)
     if configured:
-        return configured
+        return configured, "$pdf_mode in its latexmkrc"
     preamble = root_text.split("\\begin{document}", 1)[0]
     needs = {package_engine(text) for text in (preamble, *local_styles(root, root_text))}
-    return "lualatex" if "lualatex" in needs else "xelatex" if "xelatex" in needs else None
+    for engine in ("lualatex", "xelatex"):
+        if engine in needs:
+            return engine, "the packages it loads"
+    return None, "nothing it loads needs a Unicode engine"

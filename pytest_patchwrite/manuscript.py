@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .errors import InputError, InputTooLarge, PatchwriteError
 from .inputs import MB, limit_for, note_read, read_prefix, read_text
@@ -151,7 +153,13 @@ MAX_FILES = 5000
 
 @dataclass
 class Manuscript:
-    """A root `.tex` file and every source file it inputs, in reading order."""
+    """The snapshot of one manuscript that every gate takes: the root and every source file it inputs, in reading
+    order, with their texts read once (or supplied: a candidate's edit) and their content hashes.
+
+    Everything a check derives from the sources (configuration, engine, shared bibliographies) is computed from these
+    texts once and kept in the snapshot; a candidate is `derive`d from HEAD's snapshot without reading again what HEAD
+    holds. `record` is the second stage: what the engine's own record of a compile adds (see `snapshot.EngineRecord`).
+    """
 
     root: Path
     files: list[Path] = field(default_factory=list)
@@ -160,11 +168,45 @@ class Manuscript:
     # names that may not be read: (file, line, name as written, why); never read
     outside: list[tuple[Path, int, str, str]] = field(default_factory=list)
     boundary: Boundary | None = None
+    #: sha256 of each text's UTF-8 bytes, the key of every cache (verdicts, warm state, parsed inputs)
+    digests: dict[Path, bytes] = field(default_factory=dict)
+    #: texts that did not come from the disk (an edit, a fixture's files), by real path: what the compile writes over
+    supplied: dict[Path, str] = field(default_factory=dict)
+    base: Manuscript | None = None  # the snapshot this one was derived from (HEAD, for a candidate)
+    record: Any = None  # stage two, set after a compile: a `snapshot.EngineRecord`
+    facts: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # derived once, see `fact`
 
     @property
     def directory(self) -> Path:
         """Return the directory TeX runs in (inputs resolve against it)."""
         return self.root.parent
+
+    @property
+    def root_text(self) -> str:
+        """Return the root file's text."""
+        return self.texts[self.root]
+
+    def fact(self, name: str, compute: Callable[[], Any]) -> Any:
+        """Return a fact derived from the snapshot (engine, shared bibliographies, ...), computed on first use."""
+        if name not in self.facts:
+            self.facts[name] = compute()
+        return self.facts[name]
+
+    def magic(self) -> dict[str, str]:
+        """Return the root's magic comments (`magic_comments`): the snapshot's own configuration."""
+        return self.fact("magic", lambda: magic_comments(self.root_text))
+
+    def held_bytes(self) -> dict[Path, bytes]:
+        """Return {real path: bytes} of every text the snapshot holds: what a sandbox copy writes for those files."""
+        return {path: text.encode("utf-8") for path, text in self.texts.items()}
+
+    def derive(self, texts: dict[Path, str]) -> Manuscript:
+        """Return the candidate snapshot: this one with some files' texts replaced (HEAD plus an edit).
+
+        What this snapshot holds is not read again; only a file the candidate newly inputs is read from disk.
+        """
+        supplied = {**self.supplied, **{Path(p).resolve(): t for p, t in texts.items()}}
+        return load_manuscript(self.root, supplied, boundary=self.boundary, known=self)
 
 
 def _includes(text: str, here: str = ".") -> list[tuple[int, str]]:
@@ -180,17 +222,19 @@ def load_manuscript(
     overrides: dict[Path, str] | None = None,
     *,
     boundary: Boundary | None = None,
+    known: Manuscript | None = None,
 ) -> Manuscript:
-    """Return the manuscript rooted at `root`, following `\\input`/`\\include`/`\\subfile` once each.
+    """Return the snapshot of the manuscript rooted at `root`, following `\\input`/`\\include`/`\\subfile` once each.
 
     Only files inside the manuscript's tree are read (see `paths.Boundary`); a name
     leading outside is recorded in `outside`. The walk is iterative: the depth of an
-    `\\input` chain costs no stack.
+    `\\input` chain costs no stack. `overrides` replace files' texts; `known` is a snapshot
+    whose texts stand for the disk (a candidate derived from HEAD reads nothing HEAD holds).
     """
     root = Path(root).resolve()
     overrides = {Path(p).resolve(): t for p, t in (overrides or {}).items()}
     boundary = boundary or Boundary.for_root(root)
-    manuscript = Manuscript(root, boundary=boundary)
+    manuscript = Manuscript(root, boundary=boundary, supplied=overrides, base=known)
     seen: set[Path] = set()
     # the cap holds for the manuscript as a whole, so many files just under it cannot add up to hours of scanning
     cap, total = limit_for("manuscript"), 0
@@ -198,7 +242,15 @@ def load_manuscript(
     def read(path: Path) -> list[tuple[int, str]]:
         nonlocal total
         seen.add(path)
-        text = overrides[path] if path in overrides else read_text(path)
+        if path in overrides:
+            text = overrides[path]
+        elif known is not None and path in known.texts:
+            text = known.texts[path]
+            manuscript.digests[path] = known.digests[path]
+        else:
+            text = read_text(path)
+        if path not in manuscript.digests:
+            manuscript.digests[path] = hashlib.sha256(text.encode("utf-8", "surrogateescape")).digest()
         total += len(text)
         if total > cap:
             raise InputTooLarge(
@@ -259,6 +311,7 @@ def add_engine_inputs(manuscript: Manuscript, names: list[str]) -> list[Path]:
         known.add(real)
         manuscript.files.append(real)
         manuscript.texts[real] = text
+        manuscript.digests[real] = hashlib.sha256(text.encode("utf-8", "surrogateescape")).digest()
         added.append(real)
     return added
 
@@ -351,9 +404,19 @@ MAX_COPY_FILES = 20000
 
 
 def copy_manuscript_dir(
-    src: Path, dst: Path, job: str, *, max_bytes: int = MAX_COPY_BYTES, job_dir: str = ""
+    src: Path,
+    dst: Path,
+    job: str,
+    *,
+    max_bytes: int = MAX_COPY_BYTES,
+    job_dir: str = "",
+    held: dict[Path, bytes] | None = None,
+    digests: dict[Path, bytes] | None = None,
 ) -> dict[str, bytes]:
     """Copy a manuscript directory; return {relpath: sha256 of its bytes} for each copied file.
+
+    A file whose real path is in `held` (a snapshot's texts) gets those bytes, not the disk's, and is not opened
+    again: the checked bytes are the compiled bytes (`digests`: their sha256 when known).
 
     Only regular files and directories inside `src` are copied, opened so that no
     other process can swap one for a symlink in between (see `treecopy`). Left out:
@@ -372,7 +435,10 @@ def copy_manuscript_dir(
         return name not in _SKIP_DIRS if is_dir else rel not in stale
 
     try:
-        return copy_tree(src, dst, keep=keep, max_bytes=max_bytes, max_files=MAX_COPY_FILES)
+        top = Path(os.path.realpath(src))
+        inside = {p.relative_to(top).as_posix(): (data, (digests or {}).get(p))
+                  for p, data in (held or {}).items() if p.is_relative_to(top)}  # fmt: skip
+        return copy_tree(src, dst, keep=keep, max_bytes=max_bytes, max_files=MAX_COPY_FILES, held=inside)
     except CopyCap:
         raise InputTooLarge(
             src,

@@ -128,6 +128,9 @@ class PatchContext:
     # ("compile") and a way to get HEAD's ("compile_head"), so the evidence gate can hold against the candidate
     # an undefined citation or reference the engine reports that HEAD's compile did not
     records: dict[str, Any] = field(default_factory=dict)
+    #: the transaction's snapshots (`snapshot.Snapshots`): HEAD's manuscript and the candidate's, built once and
+    #: shared by every gate of one `try_patch`; None when a gate is called on its own
+    snapshots: Any = None
 
 
 @runtime_checkable

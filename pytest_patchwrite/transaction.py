@@ -19,6 +19,7 @@ from .edit import DEFAULT_MAX_SPAN, Edit, EditError, apply_edit, check_edit, cou
 from .errors import EnvironmentFault, InputError
 from .inputs import Reads, changed_since, read_text, recording_reads
 from .model import Gate, PatchContext, Violation
+from .snapshot import Snapshots
 from .tempfiles import TEMP_SUFFIX, sweep_dir, temp_file_prefix
 
 
@@ -184,7 +185,11 @@ def try_patch(
             violation = Violation(exc.reason, str(path), 0, "", exc.message)
             return PatchResult(False, "parse", exc.reason, [violation], head, time.perf_counter() - started)
         span = (edit.start, edit.end)
-        context = PatchContext(path=path, head=head, files=dict(context_files or {}))
+        files = dict(context_files or {})
+        # HEAD's and the candidate's snapshots, built once by the first gate that asks and shared by the others
+        edited = {real: candidate, **{Path(p).resolve(): t for p, t in files.items()}}
+        snapshots = Snapshots(head={real: head}, edited=edited)
+        context = PatchContext(path=path, head=head, files=files, snapshots=snapshots)
         skipped: dict[str, str] = {}
         for gate in gates:
             try:

@@ -111,12 +111,14 @@ def copy_tree(
     keep: Callable[[str, bool], bool],
     max_bytes: int,
     max_files: int,
+    held: dict[str, tuple[bytes, bytes | None]] | None = None,
 ) -> dict[str, bytes]:
     """Copy the tree at `src` into `dst`; return {relpath: sha256} of every copied file (POSIX relpaths).
 
     `keep(relpath, is_dir)` decides which entries count (dot-files never do); a symlink is copied as
     the file it names when that file lies in the tree, one regular file with one link. Raise CopyCap
-    past `max_bytes` or `max_files`.
+    past `max_bytes` or `max_files`. `held`: {relpath: (bytes, sha256 or None)} of files already read
+    (a snapshot's texts): written from there, never opened again.
     """
     top = os.path.realpath(src)
     top_fd = os.open(top, _DIR_FLAGS)
@@ -139,6 +141,16 @@ def copy_tree(
                         except OSError:
                             continue  # swapped for a symlink, or gone: never followed
                         pending.append((sub, f"{rel}/"))
+                        continue
+                    if held and not is_link and rel in held:
+                        data, known = held[rel]
+                        total += len(data)
+                        if total > max_bytes or len(copied) >= max_files:
+                            raise CopyCap(f"more than {max_bytes >> 20} MB or {max_files} files")
+                        target = dst / rel
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        target.write_bytes(data)
+                        copied[rel] = known or hashlib.sha256(data).digest()
                         continue
                     opened = _open_beneath(top_fd, top, rel) if is_link else _open_file(name, dir_fd, rel)
                     if opened is None:

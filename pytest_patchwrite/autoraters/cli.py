@@ -341,4 +341,3 @@ def register(sub: Any) -> None:
     halt.add_argument("--plateau-delta", type=float, default=1.0)
     halt.add_argument("--json", action="store_true")
     halt.set_defaults(func=cmd_halt)
-

@@ -11,13 +11,9 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .. import envfaults, sandbox, unconfined
+from .. import envfaults, sandbox, snapshot, unconfined
 from ..engines import needed_engine
-from ..inputs import read_text
-from ..manuscript import (
-    ENGINES,
-    infer_engine,
-)
+from ..manuscript import ENGINES, Manuscript, infer_engine, load_manuscript
 from ..model import WARNING, GateResult, PatchContext, Violation, failing
 from ..paths import Boundary
 from ..pdftext import PDF_SECONDS, read_pdf
@@ -149,33 +145,47 @@ class CompileGate:
     def check(self, text: str, context: PatchContext) -> GateResult:
         """Return the verdict on the manuscript with `context.path` replaced by `text`."""
         root = self.root or context.path
-        report = self.compile(root, {Path(context.path).resolve(): text})
+        head, candidate = snapshot.pair_for(context, text, root, self.boundary(root))
+        report = self.compile(candidate)
         if self.resolve:  # after one pass (the stress harness) every citation is undefined: nothing to compare
             context.records["compile"] = report
-            context.records["compile_head"] = lambda: self.compile(root)  # the files on disk are HEAD's
+            context.records["compile_head"] = lambda: self.compile(head)  # HEAD's snapshot, not read again
         details = {"engine": report.engine, "runs": report.runs, "start": report.start}
         return GateResult(report.ok, report.violations, "compile", report.seconds, details)
 
     # -- compiling --------------------------------------------------------------------
-    def engine_for(self, root_text: str, root: Path | None = None) -> str:
-        """Return the engine: the gate's argument, else what the manuscript needs (see `engines`), else the default."""
+    def engine_for(self, root_text: str | Manuscript, root: Path | None = None) -> str:
+        """Return the engine: the gate's argument, else what the manuscript needs (see `engines`), else the default.
+
+        Give the snapshot (a `Manuscript`): what it needs is decided once per snapshot."""
         if self.engine:  # a pinned engine: no need to read latexmkrc and local class files
             return self.engine
+        if isinstance(root_text, Manuscript):
+            return snapshot.engine(root_text)[0] or self.default_engine
         needed = needed_engine(root, root_text) if root is not None else infer_engine(root_text)
         return needed or self.default_engine
 
+    def boundary(self, root: Path | str) -> Boundary:
+        """Return where this gate's Python code may read the manuscript rooted at `root` (see `paths.Boundary`)."""
+        return Boundary.for_root(Path(root).resolve(), self.rootdir, self.trusted)
+
+    def snapshot(self, root: Path | str, overrides: dict[Path, str] | None = None) -> Manuscript:
+        """Return the snapshot of the manuscript at `root` as on disk, with some files' texts replaced."""
+        head = load_manuscript(root, boundary=self.boundary(root))
+        return head.derive(overrides) if overrides else head
+
     def compile(
-        self, root: Path | str, overrides: dict[Path, str] | None = None, *, warm_start: bool = True
+        self, root: Path | str | Manuscript, overrides: dict[Path, str] | None = None, *, warm_start: bool = True
     ) -> CompileReport:
-        """Return the report of compiling `root` (with some files' texts replaced) in a fresh sandbox.
+        """Return the report of compiling a manuscript snapshot in a fresh sandbox (or of `root` as on disk, with
+        some files' texts replaced by `overrides`).
 
         With `warm_start` (and the gate's `warm_starts`) the sandbox starts from a kept state of the manuscript when one
         exists; the verdict is the cold one (see gates.warm), only the number of runs differs.
         """
-        root = Path(root).resolve()
-        overrides = {Path(p).resolve(): t for p, t in (overrides or {}).items()}
-        root_text = overrides.get(root) if root in overrides else read_text(root)
-        engine = self.engine_for(root_text or "", root)
+        manuscript = root if isinstance(root, Manuscript) else self.snapshot(root, overrides)
+        root = manuscript.root
+        engine = self.engine_for(manuscript)
         if shutil.which(engine) is None:
             raise EngineMissing(f"{engine} is not installed (Debian package {PACKAGE_OF[engine]})")
         started = time.perf_counter()
@@ -191,12 +201,13 @@ class CompileGate:
             fontcache.job_fonts(confined) as self._fonts,
             ExitStack() as stack,
         ):
-            work, copied = self._copy(root, overrides, tree)
-            for path, text in overrides.items():
+            work, copied = self._copy(manuscript, tree)
+            for path, text in manuscript.supplied.items():
                 rel = path.relative_to(root.parent)
-                (work / rel).parent.mkdir(parents=True, exist_ok=True)
-                (work / rel).write_text(text, encoding="utf-8", newline="")
-            sources = verdicts.source_digests(copied, overrides, root)
+                if path not in manuscript.texts:  # the copy wrote the snapshot's texts, the others' disk bytes
+                    (work / rel).parent.mkdir(parents=True, exist_ok=True)
+                    (work / rel).write_text(text, encoding="utf-8", newline="")
+            sources = verdicts.source_digests(copied, manuscript.supplied, root)
             key = self._cache_key(engine, sources, root)
             self.last_key = key
             if self.use_cache and (hit := self._cache_get(key, root.parent, rejected)) is not None:
@@ -216,7 +227,7 @@ class CompileGate:
                 if entry != root.name:
                     (work / root.name).rename(work / entry)
                 if warm_start and self.warm_starts:
-                    start = self._warm_start(engine, copied, root, rejected)
+                    start = self._warm_start(engine, _head_sources(manuscript, copied), root, rejected)
                 pristine = self._pristine(tree, work, stack) if start.state else None
                 start.seeded = warm.seed(work, start.state) if start.state else {}
                 start.bib = start.kept_bib(sources)
@@ -232,7 +243,7 @@ class CompileGate:
                         warm.STORE.put(key, f"{engine}:{root}", state, self._warm_dir())
         if start.kind == "fallback":
             # the cold check itself, in a fresh sandbox with a fresh deadline
-            report = self.compile(root, overrides, warm_start=False)
+            report = self.compile(manuscript, warm_start=False)
             report.start = "fallback"
             report.cache_rejected += len(rejected)
             return report
@@ -265,14 +276,15 @@ class CompileGate:
         messages = parse_tex_log(read_log(log), entry, lambda f: (work / f).is_file() or Path(f).is_file(), read)
         return failed(messages, allow_no_output=self._bib_tool(work, JOB) is not None)
 
-    def _copy(self, root: Path, overrides: dict[Path, str], tree: Path) -> tuple[Path, dict[str, bytes]]:
+    def _copy(self, manuscript: Manuscript, tree: Path) -> tuple[Path, dict[str, bytes]]:
         """Copy the manuscript into `tree`; return (its directory there, {relpath: sha256}).
 
         A paper that names anything above its directory (`../figures/`) gets its repository mirrored
         (minus dot-files; see gates.mirror), else only its own directory is copied.
+        The snapshot's texts are written from the snapshot (the checked bytes are the compiled bytes).
         """
-        boundary = Boundary.for_root(root, self.rootdir)
-        work, copied, self.mirrored = mirror.copy_for_compile(root, overrides, tree, boundary, JOB)
+        boundary = manuscript.boundary or self.boundary(manuscript.root)
+        work, copied, self.mirrored = mirror.copy_for_compile(manuscript, tree, boundary, JOB)
         return work, copied
 
     def _run(self, engine: str, work: Path, root: Path, job: str, entry: str, start: warm.Start) -> CompileReport:
@@ -414,6 +426,19 @@ class CompileGate:
 
 def _engine_options(job: str) -> list[str]:
     return ["-interaction=nonstopmode", "-file-line-error", "-no-shell-escape", "-recorder", f"-jobname={job}"]
+
+
+def _head_sources(manuscript: Manuscript, copied: dict[str, bytes]) -> dict[str, bytes]:
+    """Return {relpath: sha256} of HEAD's sources (the files on disk): the key a warm start looks its state up by."""
+    sources = dict(copied)  # a supplied file the snapshot does not hold was copied from disk first: HEAD's bytes
+    base = manuscript.base
+    for path in manuscript.supplied.keys() & manuscript.texts.keys():
+        rel = os.path.relpath(path, manuscript.directory)
+        if base is not None and path in base.digests:
+            sources[rel] = base.digests[path]
+        else:
+            sources.pop(rel, None)  # a file HEAD does not hold: not part of HEAD's sources
+    return sources
 
 
 def _relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[str, str]) -> LogMessage:

@@ -8,13 +8,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .. import snapshot
 from ..bib import Bibliography, load_bibliography, resolve_bib
 from ..bindfile import FileBinding, parse
 from ..engines import local_styles
 from ..errors import InputError
 from ..explog import EvidenceLog, load_logs
 from ..latex import Scan, cite_commands, false_conditionals, scan
-from ..manuscript import Manuscript, bib_backend, load_manuscript, magic_comments
+from ..manuscript import Manuscript, bib_backend, magic_comments
 from ..model import ERROR, WARNING, GateResult, PatchContext, Violation
 from ..numeric import parse_number
 from ..paths import Boundary, OutsideTree
@@ -308,12 +309,8 @@ class EvidenceGate:
         """Return the verdict; like the paper, what HEAD already holds is allowed, only additions are checked."""
         started = time.perf_counter()
         root = self.root or context.path
-        overrides = {Path(context.path).resolve(): text, **context.files}
-        boundary = self.config.boundary(root)
-        head_files = {Path(context.path).resolve(): context.head}
-        head_manuscript = load_manuscript(root, head_files, boundary=boundary)
+        head_manuscript, manuscript = snapshot.pair_for(context, text, root, self.config.boundary(root))
         head = evaluate(head_manuscript, self.config)
-        manuscript = load_manuscript(root, overrides, boundary=boundary)
         # a file HEAD's manuscript does not read was read from disk as it is (HEAD), unless the candidate supplied it
         supplied = {Path(p).resolve() for p in context.files}
         head_texts = {p: t for p, t in manuscript.texts.items() if p not in supplied}

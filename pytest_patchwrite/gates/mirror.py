@@ -17,8 +17,9 @@ from pathlib import Path
 
 from ..errors import InputTooLarge
 from ..latex import mask
-from ..manuscript import Manuscript, copy_hashing, copy_manuscript_dir, load_manuscript, shared_bibliographies
+from ..manuscript import Manuscript, copy_hashing, copy_manuscript_dir
 from ..paths import Boundary
+from ..snapshot import shared_bibliographies
 from ..tempfiles import remove_tree
 
 
@@ -28,22 +29,24 @@ def refers_above(manuscript: Manuscript) -> bool:
 
 
 def copy_for_compile(
-    root: Path, overrides: dict[Path, str], tree: Path, boundary: Boundary, job: str
+    manuscript: Manuscript, tree: Path, boundary: Boundary, job: str
 ) -> tuple[Path, dict[str, bytes], str]:
-    """Copy what the compile of `root` needs into `tree`; return (the root's directory there, {relpath: sha256},
-    what was mirrored: "" for the paper's directory alone, "repository", or "bibliographies").
+    """Copy what the compile of a manuscript snapshot needs into `tree`; return (the root's directory there,
+    {relpath: sha256}, what was mirrored: "" for the paper's directory alone, "repository", or "bibliographies").
 
-    Relative paths are relative to the root's directory (`../figures/f.pdf` for a mirrored file).
+    The snapshot's texts are written from the snapshot, the rest copied. Relative paths are relative to the root's
+    directory (`../figures/f.pdf` for a mirrored file).
     """
+    root = manuscript.root
+    held, digests = manuscript.held_bytes(), manuscript.digests
     top = boundary.shared
     if top is None or top == boundary.tree:
-        return tree, copy_manuscript_dir(root.parent, tree, job), ""
-    manuscript = load_manuscript(root, overrides, boundary=boundary)
+        return tree, copy_manuscript_dir(root.parent, tree, job, held=held, digests=digests), ""
     paper = boundary.tree.relative_to(top)
     work = tree / paper
     if refers_above(manuscript):
         try:
-            copied = copy_manuscript_dir(top, tree, job, job_dir=paper.as_posix())
+            copied = copy_manuscript_dir(top, tree, job, job_dir=paper.as_posix(), held=held, digests=digests)
         except InputTooLarge:
             for entry in tree.iterdir():  # over the cap: fall back to the declared bibliographies alone
                 _remove(entry)
@@ -52,9 +55,9 @@ def copy_for_compile(
             return work, {os.path.relpath(tree / rel, work): digest for rel, digest in copied.items()}, "repository"
     shared = shared_bibliographies(manuscript)
     if not shared:
-        return tree, copy_manuscript_dir(root.parent, tree, job), ""
+        return tree, copy_manuscript_dir(root.parent, tree, job, held=held, digests=digests), ""
     work.mkdir(parents=True)
-    copied = copy_manuscript_dir(root.parent, work, job)
+    copied = copy_manuscript_dir(root.parent, work, job, held=held, digests=digests)
     for path in shared:
         target = tree / path.relative_to(top)
         target.parent.mkdir(parents=True, exist_ok=True)

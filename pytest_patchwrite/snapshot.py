@@ -1,0 +1,97 @@
+"""One snapshot per check: the `Manuscript` every gate takes, built once, and what is derived from it.
+
+A check (or one candidate of `apply`) reads the manuscript once into a `manuscript.Manuscript`: the texts of every
+source file, their content hashes, the root's configuration, the `Boundary`. The gates take that object; none of
+them reads the disk again for what it holds or rebuilds a boundary from a path. This module holds what is derived
+from a snapshot and shared by the gates:
+
+- stage one (the sources, before any compile): the engine and why (`engine`), the bibliographies mirrored from
+  above the paper (`shared_bibliographies`), the content key of the compiled sources (`source_digests`);
+- stage two (after a compile): `EngineRecord`, what the engine's own record adds (the files it read, the
+  bibliographies it used), set on `Manuscript.record` by the compile gate for the gates that run after it;
+- `Snapshots`: the per-transaction memo that rides in `PatchContext`, so the gates of one `try_patch` share HEAD's
+  snapshot and the candidate's, derived from it without touching the disk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .engines import engine_and_reason
+from .manuscript import Manuscript, load_manuscript
+from .manuscript import shared_bibliographies as _shared
+from .model import PatchContext
+from .paths import Boundary
+
+
+def engine(manuscript: Manuscript) -> tuple[str | None, str]:
+    """Return (the engine the manuscript needs or None for any, why): computed once per snapshot.
+
+    A candidate whose root text is HEAD's shares HEAD's answer (latexmkrc and local class files are not edits).
+    """
+    base = manuscript.base
+    if base is not None and base.texts.get(base.root) == manuscript.root_text and "engine" in base.facts:
+        return base.facts["engine"]
+    return manuscript.fact("engine", lambda: engine_and_reason(manuscript.root, manuscript.root_text))
+
+
+def shared_bibliographies(manuscript: Manuscript) -> list[Path]:
+    """Return the declared bibliographies above the paper's directory that the sandbox mirrors (once per snapshot)."""
+    return manuscript.fact("shared_bibliographies", lambda: _shared(manuscript))
+
+
+def head_digests(manuscript: Manuscript) -> dict[Path, bytes]:
+    """Return {real path: sha256} of HEAD's version of every file this snapshot holds (its own when it has no base)."""
+    if manuscript.base is None:
+        return dict(manuscript.digests)
+    return {**manuscript.digests, **manuscript.base.digests}
+
+
+@dataclass
+class EngineRecord:
+    """Stage two of a snapshot: what the engine's own record of a compile adds to what the sources say.
+
+    Set on `Manuscript.record` by the compile gate; the gates that run after the compile read it there.
+    `inputs`: the files of the tree the engine read (its `-recorder` `.fls`), relative to the paper's directory;
+    `bibliographies`: the databases bibtex or biber used (`\\bibdata` of the `.aux` files, the `.bcf` datasources).
+    """
+
+    inputs: list[str] = field(default_factory=list)
+    bibliographies: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Snapshots:
+    """The snapshots of one transaction (`try_patch`): HEAD's and the candidate's per root, each built once.
+
+    `head` holds the texts the transaction read under its lock (the edited file's HEAD text), so a gate never reads
+    the edited file again; the candidate is derived from HEAD's snapshot by replacing the edited file's text.
+    """
+
+    head: dict[Path, str] = field(default_factory=dict)  # real path -> HEAD text, read by the transaction
+    edited: dict[Path, str] = field(default_factory=dict)  # real path -> candidate text
+    built: dict[tuple[Path, Boundary], tuple[Manuscript, Manuscript]] = field(default_factory=dict)
+
+    def pair(self, root: Path | str, boundary: Boundary) -> tuple[Manuscript, Manuscript]:
+        """Return (HEAD's snapshot, the candidate's) of the manuscript rooted at `root` within `boundary`."""
+        key = (Path(root).resolve(), boundary)
+        if key not in self.built:
+            head = load_manuscript(key[0], self.head, boundary=boundary)
+            head.supplied = {}  # HEAD's texts are the disk's, read under the lock
+            self.built[key] = (head, head.derive(self.edited))
+        return self.built[key]
+
+
+def pair_for(context: PatchContext, text: str, root: Path | str, boundary: Boundary) -> tuple[Manuscript, Manuscript]:
+    """Return (HEAD's snapshot, the candidate's) for a gate judging `text` as the new content of `context.path`.
+
+    The transaction's `Snapshots` (in `context.snapshots`) when they are of this candidate, so every gate of one
+    `try_patch` shares them; else built for this call (a gate called on its own).
+    """
+    real = Path(context.path).resolve()
+    edited = {real: text, **{Path(p).resolve(): t for p, t in context.files.items()}}
+    snapshots = context.snapshots
+    if not isinstance(snapshots, Snapshots) or snapshots.edited != edited:
+        snapshots = Snapshots(head={real: context.head}, edited=edited)
+    return snapshots.pair(root, boundary)
