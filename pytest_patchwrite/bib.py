@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import functools
+import hashlib
 import logging
 import os
 import shutil
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock
 
 from . import envfaults, sandbox
 from .errors import InputError
-from .inputs import Identity, Reads, file_identity, read_text, recording_reads, replay
+from .inputs import decode, read_held
 from .paths import Boundary, OutsideTree
 
 
@@ -41,39 +42,40 @@ class Bibliography:
 BibKeys = tuple[dict[str, str], list[tuple[str, int, str]], list[tuple[str, int, str]]]
 
 
-def load_bib(path: Path) -> BibKeys:
-    """Return what `_parse_bib` finds in one `.bib`, shared while the file is unchanged (treat it as read-only)."""
-    keys, reads = _parse_bib(str(path), file_identity(path))
-    replay(reads)  # a commit compares what its verdict read, also when this cache answered
-    return keys
+#: parsed `.bib` files kept per process, keyed by name and content hash: the same bytes are parsed once
+_PARSED: OrderedDict[tuple[str, bytes], BibKeys] = OrderedDict()
+_CACHED_BIBS = 8
 
 
-@functools.lru_cache(maxsize=8)
-def _parse_bib(name: str, _identity: Identity | None) -> tuple[BibKeys, Reads]:
-    """Return the parse of one `.bib` and what reading it read (replayed on every cache hit)."""
-    with recording_reads() as reads:
-        try:
-            keys = _parse_bib_text(Path(name))
-        except MemoryError:
-            raise envfaults.out_of_memory(name, "this bibliography") from None
-        except RecursionError:
-            raise InputError(name, f"({envfaults.shown_size(name)}) is nested too deeply to be parsed") from None
-    return keys, reads
+def load_bib(path: Path, held: dict[Path, bytes] | None = None) -> BibKeys:
+    """Return what `parse_bib_text` finds in one `.bib` (treat it as read-only): parsed once per content, its bytes read
+    once per check (`held`: the snapshot's store of bytes already read, see `inputs.read_held`)."""
+    data = read_held(path, "bib", held)
+    key = (str(path), hashlib.sha256(data).digest())
+    if key in _PARSED:
+        _PARSED.move_to_end(key)
+        return _PARSED[key]
+    try:
+        parsed = parse_bib_text(path, decode(data, path))
+    except MemoryError:
+        raise envfaults.out_of_memory(str(path), "this bibliography") from None
+    except RecursionError:
+        raise InputError(path, f"({envfaults.shown_size(str(path))}) is nested too deeply to be parsed") from None
+    _PARSED[key] = parsed
+    while len(_PARSED) > _CACHED_BIBS:
+        _PARSED.popitem(last=False)
+    return parsed
 
 
-def _parse_bib_text(path: Path) -> BibKeys:
-    """Return ({key: "file:line"}, [(file, line, problem)], [(file, line, repeated key)]) for one `.bib`.
+def parse_bib_text(path: Path, text: str) -> BibKeys:
+    """Return ({key: "file:line"}, [(file, line, problem)], [(file, line, repeated key)]) for one `.bib`'s text, read
+    as the `.bib` at `path` (a base revision's, say).
 
     Blocks bibtexparser cannot parse are problems, located at their line; the
     entries it did parse still count. A repeated `@string` is nothing (bibtex
     lets the later one win); a repeated entry key is listed apart: bibtex and
     biber warn, keep the first and build the paper.
     """
-    return parse_bib_text(path, read_text(path, kind="bib"))
-
-
-def parse_bib_text(path: Path, text: str) -> BibKeys:
-    """Return what `_parse_bib_text` finds in `text`, read as the `.bib` at `path` (e.g. a base revision's)."""
     # keys and failed blocks come from the splitter; the default middlewares (string interpolation,
     # brace removal) only rewrite field values, which the locks never read, and cost 40% of the time
     with _quiet(logging.getLogger("bibtexparser")):  # its own lines on stderr; the detail goes into the problem
@@ -150,11 +152,11 @@ def resolve_bib(name: str, directory: Path, boundary: Boundary | None = None) ->
     return path
 
 
-def load_bibliography(paths: list[Path]) -> Bibliography:
-    """Return the union of the keys of several `.bib` files."""
+def load_bibliography(paths: list[Path], held: dict[Path, bytes] | None = None) -> Bibliography:
+    """Return the union of the keys of several `.bib` files (`held`: as in `load_bib`)."""
     bibliography = Bibliography()
     for path in paths:
-        keys, problems, duplicates = load_bib(path)
+        keys, problems, duplicates = load_bib(path, held)
         for key, where in keys.items():
             bibliography.keys.setdefault(key, where)
         bibliography.problems.extend(problems)

@@ -59,6 +59,7 @@ class CheckOptions:
             allow_numbers=list(self.allow_numbers),
             trusted=self.trusted,
             rootdir=self.rootdir,
+            timeout=self.timeout,
         )
 
 

@@ -10,6 +10,7 @@ tree. A file that adapts to the engine (`\\ifxetex`, `\\iftutex`, ...) implies n
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import InputError
@@ -81,8 +82,12 @@ def needed_engine(root: Path, root_text: str) -> str | None:
     return engine_and_reason(root, root_text)[0]
 
 
-def engine_and_reason(root: Path, root_text: str) -> tuple[str | None, str]:
-    """Return (the engine the manuscript at `root` needs or None, what says so), in the order of the module doc."""
+def engine_and_reason(
+    root: Path, root_text: str, styles: Callable[[], list[str]] | None = None
+) -> tuple[str | None, str]:
+    """Return (the engine the manuscript at `root` needs or None, what says so), in the order of the module doc.
+
+    `styles`: gives the texts of the local class and style files (`local_styles`) when they were read already."""
     named = engine_from_magic(root_text)
     if named:
         return named, "its `% !TEX program` comment"
@@ -90,7 +95,8 @@ def engine_and_reason(root: Path, root_text: str) -> tuple[str | None, str]:
     if configured:
         return configured, "$pdf_mode in its latexmkrc"
     preamble = root_text.split("\\begin{document}", 1)[0]
-    needs = {package_engine(text) for text in (preamble, *local_styles(root, root_text))}
+    loaded = styles() if styles is not None else local_styles(root, root_text)
+    needs = {package_engine(text) for text in (preamble, *loaded)}
     for engine in ("lualatex", "xelatex"):
         if engine in needs:
             return engine, "the packages it loads"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import re
 from collections import OrderedDict
@@ -14,7 +15,7 @@ from typing import Any
 
 from . import envfaults
 from .errors import InputError
-from .inputs import Identity, Reads, file_identity, load_json, read_text, recording_reads, replay
+from .inputs import decode, load_json, read_held, read_text
 from .numeric import NumberIndex
 from .paths import Boundary
 
@@ -23,7 +24,7 @@ from .paths import Boundary
 _NUMERIC = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)")
 #: how many loaded log sets stay in memory (one per manuscript being checked, in practice)
 _CACHED_LOGS = 2
-_LOADED: OrderedDict[tuple[tuple[str, Identity | None], ...], tuple[EvidenceLog, Reads]] = OrderedDict()
+_LOADED: OrderedDict[tuple[tuple[str, bytes], ...], EvidenceLog] = OrderedDict()
 #: YAML aliases allowed in one log (an alias bomb needs thousands)
 MAX_YAML_ALIASES = 100
 
@@ -110,10 +111,11 @@ def _json(text: str, path: Path, line: int | None = None) -> Any:
     return load_json(text, path, line, parse_float=_Leaf, parse_int=_Leaf)
 
 
-def load_log_file(path: Path, log: EvidenceLog) -> None:
-    """Add every numeric leaf or token of one log file to `log`; raise InputError when it cannot be read."""
+def load_log_file(path: Path, log: EvidenceLog, text: str | None = None) -> None:
+    """Add every numeric leaf or token of one log file (its `text` when already read) to `log`; raise InputError when
+    it cannot be read."""
     try:
-        text = read_text(path, kind="log")
+        text = read_text(path, kind="log") if text is None else text
     except MemoryError:  # the bytes fitted, their text did not
         raise envfaults.out_of_memory(path, "this experimental log") from None
     load_log_text(path, text, log)
@@ -151,26 +153,31 @@ def load_log_text(path: Path, text: str, log: EvidenceLog) -> None:
     log.files.append(path)
 
 
-def load_logs(patterns: list[str | Path], base: Path, boundary: Boundary | None = None) -> EvidenceLog:
+def load_logs(
+    patterns: list[str | Path], base: Path, boundary: Boundary | None = None, held: dict[Path, bytes] | None = None
+) -> EvidenceLog:
     """Return the evidence of every log matching the patterns (globs allowed), relative to `base`.
 
     Only files inside `boundary` (by default the repository holding `base`) are read;
     a pattern leading outside raises OutsideTree naming it as written. The result is shared
-    while the files are unchanged (same inode, size and mtime): a gate checks a candidate and
-    its HEAD against the same logs, and a long log is read once. Treat it as read-only.
+    while the files hold the same bytes (keyed by their content hashes): a gate checks a candidate and
+    its HEAD against the same logs, and the same bytes are parsed once per process. `held`: the
+    snapshot's store of bytes already read (`inputs.read_held`). Treat the result as read-only.
     """
     paths = resolve_logs(patterns, base, boundary)
-    key = tuple((str(path), file_identity(path)) for path in paths)
+    data = [read_held(path, "log", held) for path in paths]
+    key = tuple((str(path), hashlib.sha256(raw).digest()) for path, raw in zip(paths, data, strict=True))
     if key in _LOADED:
         _LOADED.move_to_end(key)
-        log, reads = _LOADED[key]
-        replay(reads)  # a commit compares what its verdict read, also when this cache answered
-        return log
+        return _LOADED[key]
     log = EvidenceLog()
-    with recording_reads() as reads:
-        for path in paths:
-            load_log_file(path, log)
-    _LOADED[key] = (log, reads)
+    for path, raw in zip(paths, data, strict=True):
+        try:
+            text = decode(raw, path)
+        except MemoryError:  # the bytes fitted, their text did not
+            raise envfaults.out_of_memory(path, "this experimental log") from None
+        load_log_file(path, log, text)
+    _LOADED[key] = log
     while len(_LOADED) > _CACHED_LOGS:
         _LOADED.popitem(last=False)
     return log

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -13,6 +12,7 @@ import pytest
 
 from .edit import Edit, number_lines
 from .gates.evidence import EvidenceGate
+from .gates.headrules import unified_lines
 from .inputs import read_text
 from .latex import scan
 from .manuscript import copy_manuscript_dir, find_root
@@ -137,7 +137,7 @@ def explain_moved(head: EvidenceTokens, committed: EvidenceTokens) -> list[str]:
     lines = ["numbers or cite keys moved:"]
     lines += [f"  - {kind} {token}" for (kind, token), n in (before - after).items() for _ in range(n)]
     lines += [f"  + {kind} {token}" for (kind, token), n in (after - before).items() for _ in range(n)]
-    diff = list(difflib.unified_diff(head.text.splitlines(), committed.text.splitlines(), lineterm="", n=0))[2:]
+    diff = unified_lines(head.text, committed.text)  # the diff the evidence gate computed for the same pair
     if diff:
         lines.append("line diff:")
         lines += [f"  {line}" for line in diff[:20]]

@@ -240,6 +240,30 @@ def decode(data: bytes, path: Path | str) -> str:
         raise InputError(path, problem, line=line, reason="not_utf8") from None
 
 
+#: a file read for a check is kept (in the snapshot's `data`) when it is this small, so the sandbox copy and the
+#: other gates of the same check do not read it again; larger ones are read again where needed
+HELD_FILE_BYTES = 8 * MB
+HELD_TOTAL_BYTES = 64 * MB
+
+
+def read_held(path: Path | str, kind: str, held: dict[Path, bytes] | None) -> bytes:
+    """Return a file's bytes from `held` (what this check already read, by real path), else from disk as
+    `read_bytes` reads them, kept in `held` when small (see HELD_FILE_BYTES)."""
+    real = Path(os.path.realpath(path))
+    if held is not None and real in held:
+        return held[real]
+    data = read_bytes(path, kind)
+    if held is not None:
+        hold(held, real, data)
+    return data
+
+
+def hold(held: dict[Path, bytes], real: Path, data: bytes) -> None:
+    """Keep a file's bytes in a snapshot's store when they fit its bounds (HELD_FILE_BYTES, HELD_TOTAL_BYTES)."""
+    if len(data) <= HELD_FILE_BYTES and sum(map(len, held.values())) + len(data) <= HELD_TOTAL_BYTES:
+        held[real] = data
+
+
 def read_text(path: Path | str, kind: str = "manuscript") -> str:
     """Return the UTF-8 text of a regular file exactly (no newline translation); raise InputError."""
     return decode(read_bytes(path, kind), path)

@@ -209,7 +209,9 @@ ENTRIES: tuple[Kind, ...] = (
     _tex(
         "timeout",
         "The compile did not finish within `--timeout` seconds (60 by default) and was killed; the "
-        "message says when it was generating bitmap fonts rather than looping.",
+        "message says when it was generating bitmap fonts rather than looping. The evidence locks (our Python "
+        "side) obey the same bound: stopped, each of the citations, numbers and placeholders items reports it "
+        "(a manuscript of many megabytes dense with numbers).",
         "Find the endless loop, or raise `--timeout` / `patchwrite_timeout` (fonts are kept: run it again).",
     ),
     _tex(

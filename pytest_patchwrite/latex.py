@@ -13,6 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from typing import Any, TypeVar
 
 from .sentences import boundaries, sentence_of
 from .texnumbers import NUMBER, in_name, number_value, quiet_ranges, range_percent, si_numbers
@@ -184,6 +185,33 @@ def mask(text: str) -> tuple[str, dict[int, str]]:
     return masked, dict(comments)
 
 
+_Result = TypeVar("_Result")
+
+
+def _per_text(compute: Callable[..., _Result]) -> Callable[..., _Result]:
+    """Return `compute` (a pure function of a masked text and small hashable arguments) remembering its last results,
+    bounded like the mask cache: the evidence locks, the placeholder rules and the citation commands ask for the same
+    ranges of the same texts. Callers treat the result as read-only."""
+    cache: OrderedDict[tuple[Any, ...], _Result] = OrderedDict()
+    chars = 0
+
+    def remembered(masked: str, *args: Any) -> _Result:
+        nonlocal chars
+        key = (masked, *args)
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+        result = cache[key] = compute(masked, *args)
+        chars += len(masked)
+        while len(cache) > 1 and (chars > MASK_CACHE_CHARS or len(cache) > MASK_CACHE_TEXTS):
+            chars -= len(cache.popitem(last=False)[0][0])
+        return result
+
+    remembered.__doc__ = compute.__doc__
+    remembered.__wrapped__ = compute  # type: ignore[attr-defined]
+    return remembered
+
+
 def _mask(text: str) -> tuple[str, dict[int, str]]:
     blanks: list[tuple[int, int]] = []  # ranges to blank, newlines kept
     comments: dict[int, str] = {}
@@ -296,6 +324,7 @@ def command_args(
     return args
 
 
+@_per_text
 def _structural_ranges(
     masked: str, cites: frozenset[str] = CITE_COMMANDS
 ) -> tuple[list[tuple[int, int]], list[tuple[int, int, bool]]]:
@@ -389,6 +418,7 @@ class Defined:
     body: str
 
 
+@_per_text
 def defined(masked: str) -> list[Defined]:
     """Return the macro definitions, then the environment definitions, of a masked text (name, span, body)."""
     found: list[Defined] = []
@@ -503,6 +533,7 @@ def _conditionals(masked: str) -> list[tuple[str, int, int, int | None, int]]:
     return found
 
 
+@_per_text
 def dead_branches(masked: str, false_ifs: frozenset[str] = frozenset()) -> list[tuple[int, int]]:
     """Return the ranges TeX never typesets: `\\iffalse` and known-false branches, and `\\iftrue`'s `\\else`.
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError, InputTooLarge, PatchwriteError
-from .inputs import MB, limit_for, note_read, read_prefix, read_text
+from .inputs import HELD_FILE_BYTES, MB, decode, hold, limit_for, note_read, open_regular, read_text
 from .latex import mask, scan
 from .paths import Boundary, repository_top
 from .treecopy import CopyCap, copy_tree
@@ -172,6 +172,9 @@ class Manuscript:
     digests: dict[Path, bytes] = field(default_factory=dict)
     #: texts that did not come from the disk (an edit, a fixture's files), by real path: what the compile writes over
     supplied: dict[Path, str] = field(default_factory=dict)
+    #: bytes of the other files read for this snapshot (bibliographies, logs; small ones, see `inputs.read_held`),
+    #: by real path, shared with the snapshots derived from it: the copy and the gates read each once
+    data: dict[Path, bytes] = field(default_factory=dict, repr=False)
     base: Manuscript | None = None  # the snapshot this one was derived from (HEAD, for a candidate)
     record: Any = None  # stage two, set after a compile: a `snapshot.EngineRecord`
     facts: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # derived once, see `fact`
@@ -198,7 +201,7 @@ class Manuscript:
 
     def held_bytes(self) -> dict[Path, bytes]:
         """Return {real path: bytes} of every text the snapshot holds: what a sandbox copy writes for those files."""
-        return {path: text.encode("utf-8") for path, text in self.texts.items()}
+        return {**self.data, **{path: text.encode("utf-8") for path, text in self.texts.items()}}
 
     def derive(self, texts: dict[Path, str]) -> Manuscript:
         """Return the candidate snapshot: this one with some files' texts replaced (HEAD plus an edit).
@@ -222,7 +225,7 @@ def load_manuscript(
     overrides: dict[Path, str] | None = None,
     *,
     boundary: Boundary | None = None,
-    known: Manuscript | None = None,
+    known: Manuscript | dict[Path, str] | None = None,
 ) -> Manuscript:
     """Return the snapshot of the manuscript rooted at `root`, following `\\input`/`\\include`/`\\subfile` once each.
 
@@ -234,7 +237,14 @@ def load_manuscript(
     root = Path(root).resolve()
     overrides = {Path(p).resolve(): t for p, t in (overrides or {}).items()}
     boundary = boundary or Boundary.for_root(root)
-    manuscript = Manuscript(root, boundary=boundary, supplied=overrides, base=known)
+    base = known if isinstance(known, Manuscript) else None
+    if isinstance(known, Manuscript):
+        known_texts, known_digests = known.texts, known.digests
+    else:
+        known_texts, known_digests = {Path(p).resolve(): t for p, t in (known or {}).items()}, {}
+    manuscript = Manuscript(root, boundary=boundary, supplied=overrides, base=base)
+    if base is not None:
+        manuscript.data = base.data  # one store for HEAD and its candidates: what one read, the other need not
     seen: set[Path] = set()
     # the cap holds for the manuscript as a whole, so many files just under it cannot add up to hours of scanning
     cap, total = limit_for("manuscript"), 0
@@ -244,9 +254,10 @@ def load_manuscript(
         seen.add(path)
         if path in overrides:
             text = overrides[path]
-        elif known is not None and path in known.texts:
-            text = known.texts[path]
-            manuscript.digests[path] = known.digests[path]
+        elif path in known_texts:
+            text = known_texts[path]
+            if path in known_digests:
+                manuscript.digests[path] = known_digests[path]
         else:
             text = read_text(path)
         if path not in manuscript.digests:
@@ -347,12 +358,32 @@ def shared_bibliographies(manuscript: Manuscript) -> list[Path]:
     return found
 
 
+def _peek(path: Path) -> tuple[bytes, os.stat_result]:
+    """Return the first `ROOT_PEEK_BYTES` of a regular file and its fstat; raise InputError for anything else."""
+    fd, info = open_regular(path)
+    try:
+        return os.read(fd, ROOT_PEEK_BYTES), info
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+
+
 def find_root(path: Path | str, levels: int = 3) -> Path:
     """Return the root manuscript that reads `path`: itself, its `% !TEX root`, or a root that inputs it nearby."""
+    return locate(path, levels)[0]
+
+
+def locate(path: Path | str, levels: int = 3, text: str | None = None) -> tuple[Path, Manuscript | None]:
+    """Return (the root that reads `path`, as `find_root` finds it; the snapshot loaded to learn it, or None).
+
+    `text`: the file's text when the caller already read it (it is not read again); a root found by its inputs is
+    read once, the snapshot returned holds it.
+    """
     path = Path(path).resolve()
-    text = read_text(path)
+    text = read_text(path) if text is None else text
     if is_root(text):
-        return path
+        return path, None
     # never look above the repository holding the file: a parent directory is someone else's
     top = repository_top(path.parent) or path.parents[min(levels, len(path.parents)) - 1]
     bound = Boundary(top)
@@ -369,22 +400,28 @@ def find_root(path: Path | str, levels: int = 3) -> Path:
                 line=magic_line(text, "tex.root"),
                 reason="outside_tree",
             )
-        return real
+        return real, None
     directory = path.parent
     for _ in range(levels):
         # a bounded look: the first few dozen regular files, a peek at their head, never a FIFO
         for candidate in sorted(directory.glob("*.tex"))[:MAX_ROOT_CANDIDATES]:
             try:
-                if not is_root(read_prefix(candidate, ROOT_PEEK_BYTES).decode("utf-8", "replace")):
+                head, info = _peek(candidate)
+                if not is_root(head.decode("utf-8", "replace")):
                     continue
-                if path in load_manuscript(candidate).files:
-                    return candidate.resolve()
+                known = {path: text}
+                if len(head) == info.st_size:  # the peek is the whole file: not read again
+                    known[candidate.resolve()] = decode(head, candidate)
+                    note_read(candidate, info, head)  # a commit compares it before its swap, as any file it read
+                loaded = load_manuscript(candidate, known=known)
+                if path in loaded.files:
+                    return loaded.root, loaded
             except PatchwriteError:
                 continue
         if directory.parent == directory or directory == top:
             break
         directory = directory.parent
-    return path
+    return path, None
 
 
 def copy_hashing(source: Path, target: Path) -> bytes:
@@ -403,6 +440,14 @@ MAX_COPY_BYTES = 512 * 1024 * 1024
 MAX_COPY_FILES = 20000
 
 
+#: what the gates may read after a compile besides the sources: bibliographies and experimental logs
+_READ_LATER = (".bib", ".json", ".jsonl", ".csv", ".tsv", ".toml", ".yaml", ".yml", ".txt")
+
+
+def _worth_keeping(rel: str, size: int) -> bool:
+    return size <= HELD_FILE_BYTES and rel.lower().endswith(_READ_LATER)
+
+
 def copy_manuscript_dir(
     src: Path,
     dst: Path,
@@ -412,11 +457,13 @@ def copy_manuscript_dir(
     job_dir: str = "",
     held: dict[Path, bytes] | None = None,
     digests: dict[Path, bytes] | None = None,
+    store: dict[Path, bytes] | None = None,
 ) -> dict[str, bytes]:
     """Copy a manuscript directory; return {relpath: sha256 of its bytes} for each copied file.
 
     A file whose real path is in `held` (a snapshot's texts) gets those bytes, not the disk's, and is not opened
-    again: the checked bytes are the compiled bytes (`digests`: their sha256 when known).
+    again: the checked bytes are the compiled bytes (`digests`: their sha256 when known). Small bibliographies and
+    logs it copies are kept in `store` (a snapshot's `data`), so the gates after the compile do not read them again.
 
     Only regular files and directories inside `src` are copied, opened so that no
     other process can swap one for a symlink in between (see `treecopy`). Left out:
@@ -438,7 +485,12 @@ def copy_manuscript_dir(
         top = Path(os.path.realpath(src))
         inside = {p.relative_to(top).as_posix(): (data, (digests or {}).get(p))
                   for p, data in (held or {}).items() if p.is_relative_to(top)}  # fmt: skip
-        return copy_tree(src, dst, keep=keep, max_bytes=max_bytes, max_files=MAX_COPY_FILES, held=inside)
+        captured: dict[str, bytes] = {}
+        copied = copy_tree(src, dst, keep=keep, max_bytes=max_bytes, max_files=MAX_COPY_FILES, held=inside,
+                           capture=_worth_keeping if store is not None else None, captured=captured)  # fmt: skip
+        for rel, data in captured.items():
+            hold(store if store is not None else {}, top / rel, data)
+        return copied
     except CopyCap:
         raise InputTooLarge(
             src,

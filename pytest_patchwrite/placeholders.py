@@ -92,10 +92,17 @@ def _uses(text: str, name: str) -> bool:
     return f"\\begin{{{name}}}" in text
 
 
-def find(files: list[tuple[str, str]], root_text: str, false_ifs: frozenset[str] = frozenset()) -> list[Candidate]:
+def find(
+    files: list[tuple[str, str]],
+    root_text: str,
+    false_ifs: frozenset[str] = frozenset(),
+    cites: frozenset[str] | None = None,
+) -> list[Candidate]:
     """Return the placeholders of a manuscript's files (file name, text) that a reader of the source would see.
 
-    `false_ifs`: the conditionals known to be false (`latex.false_conditionals`).
+    `false_ifs`: the conditionals known to be false (`latex.false_conditionals`); `cites`: the manuscript's citation
+    commands (`latex.cite_commands`), whose arguments print no placeholder. The ranges are those `latex.scan` used
+    for the same texts (computed once).
     """
     masked = [(file, mask(text)[0]) for file, text in files]
     defs: list[Definition] = []
@@ -107,7 +114,8 @@ def find(files: list[tuple[str, str]], root_text: str, false_ifs: frozenset[str]
     macros = placeholder_macros(defs, not todonotes_disabled(root_text))
     out: list[Candidate] = []
     for file, text in masked:
-        skip = _merge(hidden[file] + _structural_ranges(text)[0])
+        structural = _structural_ranges(text, cites) if cites is not None else _structural_ranges(text)
+        skip = _merge(hidden[file] + structural[0])
         starts = [s for s, _ in skip]
         lines = [0] + [m.end() for m in re.finditer("\n", text)]
 

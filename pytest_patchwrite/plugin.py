@@ -25,6 +25,7 @@ from .faultcase import fault_case
 from .faultcase import generate as generate_fault_cases
 from .fixtures import assert_head_invariant, assert_preserved, manuscript, pytest_assertrepr_compare, try_patch
 from .gates.compile import CompileReport, EngineMissing
+from .gates.evidence import NO_LOG as NO_LOG_DECLARED
 from .inputs import read_prefix, read_text
 from .manuscript import is_root
 from .model import WARNING, GateResult, PatchContext, PatchwriteWarning, Violation, display_path, printed_lines
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 ITEMS = ("compile", "citations", "numbers", "placeholders")
-NO_LOG = "no experimental log declared: set patchwrite_log or add % !patchwrite log = ... to the manuscript"
+NO_LOG = f"{NO_LOG_DECLARED}: set patchwrite_log or add % !patchwrite log = ... to the manuscript"
 #: resolved paths of the manuscripts collected so far: a symlinked directory loop collects each once
 COLLECTED = pytest.StashKey[set[Path]]()
 #: the item standing for a manuscript that cannot be read

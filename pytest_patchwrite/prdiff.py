@@ -134,6 +134,8 @@ def diff_manuscript(
         binding_notes = _binding_notes(manuscript, config, base, bindings_path, base_bindings, evidence)
     elif evidence is None:
         evidence = evaluate(manuscript, config)
+    if evidence.timed_out:  # the locks were stopped: nothing was judged, so nothing passes
+        return DiffReport([], list(evidence.citations), 0.0, 0.0, new_manuscript)
     lock_failures = [*evidence.citations, *(evidence.numbers or []), *evidence.placeholders]
     changes: list[Violation] = []
     failures: list[Violation] = list(binding_notes)

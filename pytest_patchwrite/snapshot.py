@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .engines import engine_and_reason
-from .manuscript import Manuscript, load_manuscript
+from .engines import local_styles as _local_styles
+from .manuscript import Manuscript, load_manuscript, locate
 from .manuscript import shared_bibliographies as _shared
 from .model import PatchContext
 from .paths import Boundary
@@ -33,19 +34,23 @@ def engine(manuscript: Manuscript) -> tuple[str | None, str]:
     base = manuscript.base
     if base is not None and base.texts.get(base.root) == manuscript.root_text and "engine" in base.facts:
         return base.facts["engine"]
-    return manuscript.fact("engine", lambda: engine_and_reason(manuscript.root, manuscript.root_text))
+    return manuscript.fact(
+        "engine", lambda: engine_and_reason(manuscript.root, manuscript.root_text, lambda: local_styles(manuscript))
+    )
+
+
+def local_styles(manuscript: Manuscript) -> list[str]:
+    """Return the texts of the local class and style files the root loads (`engines.local_styles`), read once per
+    snapshot; a candidate whose root text is HEAD's shares HEAD's."""
+    base = manuscript.base
+    if base is not None and base.texts.get(base.root) == manuscript.root_text and "local_styles" in base.facts:
+        return base.facts["local_styles"]
+    return manuscript.fact("local_styles", lambda: _local_styles(manuscript.root, manuscript.root_text))
 
 
 def shared_bibliographies(manuscript: Manuscript) -> list[Path]:
     """Return the declared bibliographies above the paper's directory that the sandbox mirrors (once per snapshot)."""
     return manuscript.fact("shared_bibliographies", lambda: _shared(manuscript))
-
-
-def head_digests(manuscript: Manuscript) -> dict[Path, bytes]:
-    """Return {real path: sha256} of HEAD's version of every file this snapshot holds (its own when it has no base)."""
-    if manuscript.base is None:
-        return dict(manuscript.digests)
-    return {**manuscript.digests, **manuscript.base.digests}
 
 
 @dataclass
@@ -72,15 +77,46 @@ class Snapshots:
     head: dict[Path, str] = field(default_factory=dict)  # real path -> HEAD text, read by the transaction
     edited: dict[Path, str] = field(default_factory=dict)  # real path -> candidate text
     built: dict[tuple[Path, Boundary], tuple[Manuscript, Manuscript]] = field(default_factory=dict)
+    located: dict[Path, tuple[Path, Manuscript | None]] = field(default_factory=dict)
+
+    def root(self, path: Path | str) -> Path:
+        """Return the root manuscript that reads `path` (`manuscript.locate`, from HEAD's text: not read again)."""
+        real = Path(path).resolve()
+        if real not in self.located:
+            self.located[real] = locate(real, text=self.head.get(real))
+        return self.located[real][0]
 
     def pair(self, root: Path | str, boundary: Boundary) -> tuple[Manuscript, Manuscript]:
         """Return (HEAD's snapshot, the candidate's) of the manuscript rooted at `root` within `boundary`."""
         key = (Path(root).resolve(), boundary)
         if key not in self.built:
-            head = load_manuscript(key[0], self.head, boundary=boundary)
+            seeds = [m for _, m in self.located.values() if m is not None and m.root == key[0]]
+            if seeds and seeds[0].boundary == boundary:
+                head = seeds[0]  # root finding loaded it, from the same texts
+            else:
+                head = load_manuscript(key[0], self.head, boundary=boundary)
             head.supplied = {}  # HEAD's texts are the disk's, read under the lock
             self.built[key] = (head, head.derive(self.edited))
         return self.built[key]
+
+
+def transaction(context: PatchContext, text: str) -> Snapshots:
+    """Return the snapshots of the transaction judging `text` as the new content of `context.path`.
+
+    The transaction's own (`context.snapshots`) when they are of this candidate, so every gate of one `try_patch`
+    shares them; else new ones for this call (a gate called on its own).
+    """
+    real = Path(context.path).resolve()
+    edited = {real: text, **{Path(p).resolve(): t for p, t in context.files.items()}}
+    snapshots = context.snapshots
+    if not isinstance(snapshots, Snapshots) or snapshots.edited != edited:
+        snapshots = Snapshots(head={real: context.head}, edited=edited)
+    return snapshots
+
+
+def root_of(context: PatchContext, text: str) -> Path:
+    """Return the root a gate without one of its own judges: the manuscript that reads `context.path`."""
+    return transaction(context, text).root(context.path)
 
 
 def pair_for(context: PatchContext, text: str, root: Path | str, boundary: Boundary) -> tuple[Manuscript, Manuscript]:
@@ -89,9 +125,4 @@ def pair_for(context: PatchContext, text: str, root: Path | str, boundary: Bound
     The transaction's `Snapshots` (in `context.snapshots`) when they are of this candidate, so every gate of one
     `try_patch` shares them; else built for this call (a gate called on its own).
     """
-    real = Path(context.path).resolve()
-    edited = {real: text, **{Path(p).resolve(): t for p, t in context.files.items()}}
-    snapshots = context.snapshots
-    if not isinstance(snapshots, Snapshots) or snapshots.edited != edited:
-        snapshots = Snapshots(head={real: context.head}, edited=edited)
-    return snapshots.pair(root, boundary)
+    return transaction(context, text).pair(root, boundary)

@@ -112,13 +112,16 @@ def copy_tree(
     max_bytes: int,
     max_files: int,
     held: dict[str, tuple[bytes, bytes | None]] | None = None,
+    capture: Callable[[str, int], bool] | None = None,
+    captured: dict[str, bytes] | None = None,
 ) -> dict[str, bytes]:
     """Copy the tree at `src` into `dst`; return {relpath: sha256} of every copied file (POSIX relpaths).
 
     `keep(relpath, is_dir)` decides which entries count (dot-files never do); a symlink is copied as
     the file it names when that file lies in the tree, one regular file with one link. Raise CopyCap
     past `max_bytes` or `max_files`. `held`: {relpath: (bytes, sha256 or None)} of files already read
-    (a snapshot's texts): written from there, never opened again.
+    (a snapshot's texts): written from there, never opened again. `capture(relpath, size)`: which copied
+    files' bytes to keep in `captured` (by real relpath), so the gates that read them later need not.
     """
     top = os.path.realpath(src)
     top_fd = os.open(top, _DIR_FLAGS)
@@ -164,7 +167,14 @@ def copy_tree(
                     target = dst / rel
                     target.parent.mkdir(parents=True, exist_ok=True)
                     info = os.fstat(fd)
-                    digest, _size = _copy_fd(fd, target)
+                    if captured is not None and capture is not None and capture(real_rel, size):
+                        with os.fdopen(fd, "rb") as handle:
+                            data = handle.read()
+                        target.write_bytes(data)
+                        digest = hashlib.sha256(data).digest()
+                        captured[real_rel] = data
+                    else:
+                        digest, _size = _copy_fd(fd, target)
                     note_read(os.path.join(top, real_rel), info, digest=digest)  # a commit compares it before its swap
                     copied[rel] = digest
             finally:

@@ -12,7 +12,7 @@ from .. import shown
 from ..edit import DEFAULT_MAX_SPAN
 from ..errors import EnvironmentFault, InputError
 from ..inputs import read_bytes, read_stream
-from ..transaction import edit_target, try_patch
+from ..transaction import try_patch
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, TRUSTED_HELP, add_engine_option, gates_for, one_line, seconds
 
 
@@ -52,7 +52,6 @@ def read_edit(source: str) -> str:
 def run(args: argparse.Namespace) -> int:
     """Apply one edit to FILE behind the gates; return the exit code."""
     path = Path(args.file)
-    edit_target(path, replace_read_only=args.replace_read_only)  # a clear error before any gate is built
     edit_text = read_edit(args.edit)
     gates = gates_for(args, path)
     try:

@@ -18,11 +18,10 @@ def default_gates(
 ) -> list[Gate]:
     """Return the enabled gates for the manuscript at `path`, compile first."""
     from ..check import CheckOptions
-    from ..manuscript import find_root
     from .evidence import EvidenceGate
 
     options = CheckOptions(engine=engine, timeout=timeout or 60.0, trusted=trusted)
-    root = find_root(path)
+    root = None  # the manuscript that reads `path`, found by the transaction from the text it reads under its lock
     gates: list[Gate] = []
     if compile_gate:
         gates.append(options.compile_gate(root))

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from .. import envfaults, sandbox, snapshot, unconfined
 from ..engines import needed_engine
+from ..errors import PatchwriteError
+from ..inputs import read_text
 from ..manuscript import ENGINES, Manuscript, infer_engine, load_manuscript
 from ..model import WARNING, GateResult, PatchContext, Violation, failing
 from ..paths import Boundary
@@ -134,6 +136,7 @@ class CompileGate:
         self.confirmations = 0
         self.confirmations_failed = 0
         self._fonts: sandbox.FontDirs | None = None  # the current compile's (fontcache)
+        self._texts: dict[Path, str] = {}  # the current compile's snapshot texts (where violations are located)
         self._stop = ""  # what stopped the last tool run: a sandbox limit or "timeout" (gates.outcomes)
         self._outcome: sandbox.Outcome | None = None  # how the last tool run ended
         self.mirrored = ""  # what of the repository the last copy mirrored (gates.mirror)
@@ -144,7 +147,7 @@ class CompileGate:
     # -- the Gate protocol ------------------------------------------------------------
     def check(self, text: str, context: PatchContext) -> GateResult:
         """Return the verdict on the manuscript with `context.path` replaced by `text`."""
-        root = self.root or context.path
+        root = self.root or snapshot.root_of(context, text)
         head, candidate = snapshot.pair_for(context, text, root, self.boundary(root))
         report = self.compile(candidate)
         if self.resolve:  # after one pass (the stress harness) every citation is undefined: nothing to compare
@@ -185,6 +188,7 @@ class CompileGate:
         """
         manuscript = root if isinstance(root, Manuscript) else self.snapshot(root, overrides)
         root = manuscript.root
+        self._texts = manuscript.texts
         engine = self.engine_for(manuscript)
         if shutil.which(engine) is None:
             raise EngineMissing(f"{engine} is not installed (Debian package {PACKAGE_OF[engine]})")
@@ -274,7 +278,7 @@ class CompileGate:
             return True  # a limit or the deadline: the cold check decides from scratch
         read = record.recording(work, JOB).inputs
         messages = parse_tex_log(read_log(log), entry, lambda f: (work / f).is_file() or Path(f).is_file(), read)
-        return failed(messages, allow_no_output=self._bib_tool(work, JOB) is not None)
+        return failed(messages, allow_no_output=self._bib_tool_input(work, JOB)[0] is not None)
 
     def _copy(self, manuscript: Manuscript, tree: Path) -> tuple[Path, dict[str, bytes]]:
         """Copy the manuscript into `tree`; return (its directory there, {relpath: sha256}).
@@ -298,8 +302,12 @@ class CompileGate:
         report = CompileReport(ok=False, engine=engine, start=start.kind)
         messages: list[LogMessage] = []
         recorded = Recording()
+        asked: tuple[str | None, str | None] | None = None  # the tool and its input after the last run, once read
+        # each state of the auxiliary files is hashed once: after a run (or the bibliography tool) it is the next
+        # run's `before`
+        before = aux_state(work) if self.resolve else {}  # one pass reads nothing back
         while True:
-            before = aux_state(work) if self.resolve else {}  # one pass reads nothing back
+            asked = None
             if not self._call(engine, options, [entry], work, deadline, work / f"{job}.log"):
                 self._stopped(report)
                 break
@@ -313,16 +321,16 @@ class CompileGate:
                 return report
             if not self.resolve:
                 break  # one pass: the paper's stress harness judges the first run only
-            tool = self._bib_tool(work, job)
-            wanted = bib_input(work, job, tool)
+            tool, wanted = asked = self._bib_tool_input(work, job)
             # a document of only \nocite{*} and \printbibliography has no pages until the tool has run
             bib_pending = tool is not None and wanted != start.bib
             if failed(messages, allow_no_output=bib_pending):
                 break  # the verdict cannot change: a later run stops at the same error
-            rerun = needs_rerun(log) or settling(before, aux_state(work), log)
+            after = aux_state(work)
+            rerun = needs_rerun(log) or settling(before, after, log)
             if bib_pending and tool is not None:
                 start.bib = wanted
-                bbl_before = aux_state(work)
+                bbl_before = after
                 if not self._call(tool, [], [job], work, deadline, work / f"{job}.blg"):
                     self._stopped(report)
                     break
@@ -330,7 +338,9 @@ class CompileGate:
                 if bib_errors:
                     messages = messages + bib_errors
                     break
-                rerun = rerun or aux_state(work) != bbl_before
+                after = aux_state(work)
+                rerun = rerun or after != bbl_before
+            before = after
             if not rerun:
                 break
             if report.runs >= self.max_runs:
@@ -344,12 +354,13 @@ class CompileGate:
         report.inputs = [root.name if rel == entry else rel for rel in read_files]
         typeset = record.typeset_inputs(read_files, read_log(work / f"{job}.log"), recorded) if read_files else []
         report.typeset = [root.name if rel == entry else rel for rel in typeset]
-        report.bibliographies = record.bibliographies(work, job, self._bib_tool(work, job))
+        tool = (asked or self._bib_tool_input(work, job))[0]
+        report.bibliographies = record.bibliographies(work, job, tool)
         pdf = work / f"{job}.pdf"
         report.pdf_bytes = pdf.stat().st_size if pdf.exists() else 0
         report.messages = [_relocate(m, work, root.parent, {entry: root.name, JOB: root.name}) for m in messages]
         making_fonts = report.timed_out and self._fonts is not None and fontcache.running(self._fonts.var)
-        report.violations = _violations(report, root, self.timeout, self.max_runs, making_fonts)
+        report.violations = _violations(report, root, self.timeout, self.max_runs, making_fonts, self._texts)
         if report.limit:
             elapsed = time.monotonic() - deadline + self.timeout
             message = outcomes.limit_message(report.limit, self.limits, elapsed)
@@ -362,12 +373,14 @@ class CompileGate:
         return report
 
     @staticmethod
-    def _bib_tool(work: Path, job: str) -> str | None:
+    def _bib_tool_input(work: Path, job: str) -> tuple[str | None, str | None]:
+        """Return (the bibliography tool the last run asks for, what it reads): one read of the .bcf or .aux files."""
         if (work / f"{job}.bcf").exists():
-            return "biber"
-        if "\\bibdata" in (bib_input(work, job, "bibtex") or ""):  # also in an \include'd file's .aux
-            return "bibtex"
-        return None
+            return "biber", bib_input(work, job, "biber")
+        wanted = bib_input(work, job, "bibtex") or ""
+        if "\\bibdata" in wanted:  # also in an \include'd file's .aux
+            return "bibtex", wanted
+        return None, None
 
     def _stopped(self, report: CompileReport) -> None:
         if self._stop == "timeout":
@@ -472,8 +485,15 @@ def _relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[s
 
 
 def _violations(
-    report: CompileReport, root: Path, timeout: float, max_runs: int, making_fonts: bool = False
+    report: CompileReport,
+    root: Path,
+    timeout: float,
+    max_runs: int,
+    making_fonts: bool = False,
+    texts: dict[Path, str] | None = None,
 ) -> list[Violation]:
+    """Return the located violations of a compile; `texts`: the snapshot's sources, where lines are looked up."""
+    lines = _SourceLines(texts or {})
     if report.timed_out:
         doing = (
             "it was generating bitmap fonts (mktexpk, METAFONT), which are kept for the next compile: run it again "
@@ -484,11 +504,12 @@ def _violations(
         msg = f"the engine did not finish within {timeout:g} s ({doing}); it was killed"
         return [Violation("timeout", str(root), 0, "", msg)]
     errors = [m for m in report.messages if m.severity in (ERROR, FATAL)]
-    deliberate = [m for m in errors if m.kind == "unclosed_group" and _opens_group_by_command(m)]
+    deliberate = [m for m in errors if m.kind == "unclosed_group" and _opens_group_by_command(m, lines)]
     errors = [m for m in errors if m not in deliberate]
     located = [m for m in errors if m.kind not in ("emergency_stop", "fatal_error", "no_output")]
     shown = located or errors
-    violations = [_locate(Violation(m.kind, m.file or str(root), m.line, m.token, _hint(m, root))) for m in shown]
+    violations = [_locate(Violation(m.kind, m.file or str(root), m.line, m.token, _hint(m, root)), lines)
+                  for m in shown]  # fmt: skip
     # one message per error and line: xelatex reports a picture it cannot load twice, at the same place
     violations = list({(v.kind, v.file, v.line, v.message): v for v in violations}.values())
     for m in deliberate if not violations else []:
@@ -513,30 +534,47 @@ _GROUP_COMMAND = re.compile(r"\\(?:bgroup|begingroup)(?![A-Za-z@])")
 _ESCAPED = re.compile(r"\\[{}%]")
 
 
-def _opens_group_by_command(message: LogMessage) -> bool:
+class _SourceLines:
+    """The lines of the files a compile's messages name: the snapshot's texts (the compiled bytes), else the file as
+    the bounded reader reads it (a class or style file the engine read, which the snapshot does not hold)."""
+
+    def __init__(self, texts: dict[Path, str]) -> None:
+        self.texts = texts
+        self.read: dict[str, list[str] | None] = {}
+
+    def of(self, file: str) -> list[str] | None:
+        """Return the lines of `file`, or None when it cannot be read."""
+        if file not in self.read:
+            text = self.texts.get(Path(os.path.realpath(file))) if file else None
+            if text is None and file:
+                try:
+                    text = read_text(file)
+                except PatchwriteError:
+                    text = None
+            self.read[file] = text.splitlines() if text is not None else None
+        return self.read[file]
+
+
+def _opens_group_by_command(message: LogMessage, sources: _SourceLines) -> bool:
     """Return whether the line TeX names for an unclosed group opens it with `\\bgroup`/`\\begingroup`, not a `{`.
 
     TeX prints both as `({)`. A template's `\\bgroup` that is never closed (the ICLR 2026 template's notation
     section) is deliberate code whose PDF is complete; a stray `{` is an editing fault.
     """
-    try:
-        lines = Path(message.file).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return False
-    if not 0 < message.line <= len(lines):
+    lines = sources.of(message.file)
+    if lines is None or not 0 < message.line <= len(lines):
         return False
     code = _ESCAPED.sub("", lines[message.line - 1]).split("%", 1)[0]
     return bool(_GROUP_COMMAND.search(code)) and code.count("{") <= code.count("}")
 
 
-def _locate(violation: Violation) -> Violation:
+def _locate(violation: Violation, sources: _SourceLines) -> Violation:
     """Return `violation` with a line found in its source when the log gave none (a missing file or `\\include`)."""
     if violation.line or not violation.token:
         return violation
     stem = Path(violation.token).stem if violation.kind in ("missing_file", "missing_include") else violation.token
-    try:
-        lines = Path(violation.file).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+    lines = sources.of(violation.file)
+    if lines is None:
         return violation
     for number, line in enumerate(lines, start=1):
         if stem and stem in line.split("%")[0]:

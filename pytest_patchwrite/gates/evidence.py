@@ -11,11 +11,11 @@ from typing import Any
 from .. import snapshot
 from ..bib import Bibliography, load_bibliography, resolve_bib
 from ..bindfile import FileBinding, parse
-from ..engines import local_styles
+from ..deadline import OutOfTime, within
 from ..errors import InputError
 from ..explog import EvidenceLog, load_logs
 from ..latex import Scan, cite_commands, false_conditionals, scan
-from ..manuscript import Manuscript, bib_backend, magic_comments
+from ..manuscript import Manuscript, bib_backend, magic_comments, magic_line
 from ..model import ERROR, WARNING, GateResult, PatchContext, Violation
 from ..numeric import parse_number
 from ..paths import Boundary, OutsideTree
@@ -42,6 +42,7 @@ class EvidenceConfig:
     allow_numbers: list[str] = field(default_factory=list)
     trusted: bool = False  # read any file the manuscript names (a trusted author)
     rootdir: Path | None = None  # bounds shared bibliographies and logs when no git work tree does
+    timeout: float | None = None  # seconds the locks may take on one manuscript (`--timeout`); None: no bound
 
     def boundary(self, root: Path | str) -> Boundary:
         """Return where the manuscript rooted at `root` may read files from under this configuration."""
@@ -82,6 +83,7 @@ class EvidenceReport:
     numbers_skipped: str | None = None  # why `numbers` is None
     pool_only: int = 0  # numbers that pass only because some logged value rounds to them (no bindings file)
     bindings_file: Path | None = None  # the bindings file the lock used, if any
+    timed_out: bool = False  # the locks ran past their time (`evaluate`): every list holds that `timeout`
 
     def placeholders_in(self, pdf_text: str | None) -> list[Violation]:
         """Return the placeholders the PDF's text confirms; all of them (the source rules) without a PDF."""
@@ -90,13 +92,10 @@ class EvidenceReport:
         return [v for v, seen in zip(self.placeholders, seen_in(self.probes, pdf_text), strict=True) if seen]
 
 
-def _declared_at(manuscript: Manuscript, key: str) -> tuple[str, int]:
-    """Return (file, line) of the root's `% !patchwrite key = ...` comment (line 0: declared by configuration)."""
-    pattern = re.compile(rf"^\s*%\s*!\s*patchwrite\s+{key}\s*=")
-    for number, line in enumerate(manuscript.texts[manuscript.root].splitlines()[:200], start=1):
-        if pattern.match(line):
-            return str(manuscript.root), number
-    return str(manuscript.root), 0
+def _declared_at(manuscript: Manuscript, key: str, config_text: str) -> tuple[str, int]:
+    """Return (file, line) of the root's `% !patchwrite key = ...` comment in the text the configuration was read
+    from (HEAD's root when a HEAD judges; line 0: declared by configuration)."""
+    return str(manuscript.root), magic_line(config_text, f"patchwrite.{key}") or 0
 
 
 def _name_list(paths: list[Path]) -> str:
@@ -104,7 +103,7 @@ def _name_list(paths: list[Path]) -> str:
 
 
 def _bibliography(
-    manuscript: Manuscript, scans: list[Scan], config: EvidenceConfig
+    manuscript: Manuscript, scans: list[Scan], config: EvidenceConfig, config_text: str
 ) -> tuple[Bibliography, list[Violation]]:
     problems: list[Violation] = []
     paths: list[Path] = []
@@ -123,12 +122,12 @@ def _bibliography(
                 paths.append(found)
     for declared in config.bibs:
         if boundary.allowed(declared, shared=True) is None:
-            where, line = _declared_at(manuscript, "bib")
+            where, line = _declared_at(manuscript, "bib", config_text)
             why = boundary.why_refused(declared, shared=True)
             problems.append(Violation("outside_tree", where, line, str(declared), why))
         elif declared not in paths:
             paths.append(declared)
-    bibliography = load_bibliography(paths)
+    bibliography = load_bibliography(paths, manuscript.data)
     problems.extend(Violation("bib_error", file, line, "", message) for file, line, message in bibliography.problems)
     for file, line, key in bibliography.duplicates:
         message = "is defined twice; bibtex and biber warn and keep the first entry"
@@ -152,15 +151,32 @@ def evaluate(
     suppressions come from them, never from the manuscript being judged (a file
     missing from `head` has none). The number lock uses the bindings file when there is one:
     `bindings_text` (the base's, in a diff), else the file on disk unless `bindings_from_disk` is off.
+    Past `config.timeout` seconds the locks stop and each reports a `timeout` (`timed_out`): a
+    manuscript cannot make the Python side run unbounded.
     """
-    if head is None:
-        config = config.for_manuscript(manuscript)
-    else:
-        config = config.for_manuscript(manuscript, head.get(manuscript.root, ""))
+    try:
+        with within(config.timeout):
+            return _evaluate(manuscript, config, head, bindings_text, bindings_from_disk)
+    except OutOfTime as exc:
+        message = (
+            f"the evidence locks did not finish within {exc.seconds:g} s and were stopped (a manuscript this large or "
+            "this dense with numbers); raise --timeout / patchwrite_timeout"
+        )
+        stopped = [Violation("timeout", str(manuscript.root), 0, "", message)]
+        return EvidenceReport(stopped, list(stopped), list(stopped), [], [], 0, probes=[None], timed_out=True)
+
+
+def _evaluate(
+    manuscript: Manuscript,
+    config: EvidenceConfig,
+    head: dict[Path, str] | None,
+    bindings_text: str | None,
+    bindings_from_disk: bool,
+) -> EvidenceReport:
+    config_text = manuscript.root_text if head is None else head.get(manuscript.root, "")
+    config = config.for_manuscript(manuscript, config_text)
     # a local class or style may set a conditional true (`\DeclareOption{draft}{\drafttrue}`): in doubt, checked
-    false_ifs = false_conditionals(
-        [*manuscript.texts.values(), *local_styles(manuscript.root, manuscript.texts[manuscript.root])]
-    )
+    false_ifs = false_conditionals([*manuscript.texts.values(), *snapshot.local_styles(manuscript)])
     cites = cite_commands(manuscript.texts.values())  # a wrapper the preamble defines cites in every section
     scans = [scan(manuscript.texts[path], str(path), false_ifs, cites) for path in manuscript.files]
     if head is not None:
@@ -169,7 +185,7 @@ def evaluate(
                 s.suppressed = carried_suppressions(head.get(path, ""), manuscript.texts[path])
 
     citations = [Violation("outside_tree", str(f), line, name, why) for f, line, name, why in manuscript.outside]
-    bibliography, problems = _bibliography(manuscript, scans, config)
+    bibliography, problems = _bibliography(manuscript, scans, config, config_text)
     backend = bib_backend(manuscript.texts[manuscript.root])
     if config.cites:
         citations.extend(problems)
@@ -198,14 +214,13 @@ def evaluate(
     pool_only, bindings_file = 0, None
     if config.logs:
         try:
-            log = load_logs(list(config.logs), manuscript.directory, manuscript.boundary)
+            log = load_logs(list(config.logs), manuscript.directory, manuscript.boundary, manuscript.data)
         except OutsideTree as exc:
-            where, line = _declared_at(manuscript, "log")
+            where, line = _declared_at(manuscript, "log", config_text)
             numbers = [Violation("outside_tree", where, line, exc.name, exc.why)]
         else:
             if config.numbers != "off":
-                root_text = manuscript.texts[manuscript.root] if head is None else head.get(manuscript.root, "")
-                bindings = _bindings(manuscript, root_text, bindings_text, bindings_from_disk)
+                bindings = _bindings(manuscript, config_text, bindings_text, bindings_from_disk)
                 if bindings is None:
                     numbers, pool_only = _number_violations(scans, log, config)
                 else:
@@ -220,7 +235,7 @@ def evaluate(
     if config.placeholders:
         by_file = {s.file: s for s in scans}
         files = [(str(path), manuscript.texts[path]) for path in manuscript.files]
-        for c in find_placeholders(files, manuscript.texts[manuscript.root], false_ifs):
+        for c in find_placeholders(files, manuscript.texts[manuscript.root], false_ifs, cites):
             if not by_file[c.file].is_suppressed(c.line, "placeholder"):
                 message = "is a placeholder left in the text; finish it, or move it into a % comment"
                 placeholders.append(Violation("placeholder", c.file, c.line, c.token, message))
@@ -308,7 +323,7 @@ class EvidenceGate:
     def check(self, text: str, context: PatchContext) -> GateResult:
         """Return the verdict; like the paper, what HEAD already holds is allowed, only additions are checked."""
         started = time.perf_counter()
-        root = self.root or context.path
+        root = self.root or snapshot.root_of(context, text)
         head_manuscript, manuscript = snapshot.pair_for(context, text, root, self.config.boundary(root))
         head = evaluate(head_manuscript, self.config)
         # a file HEAD's manuscript does not read was read from disk as it is (HEAD), unless the candidate supplied it
@@ -318,6 +333,8 @@ class EvidenceGate:
         candidate = evaluate(manuscript, self.config, head_texts)
         # listed first: the rejection's reason names the changed setting, not what it would have hidden
         new = [v for p in manuscript.files for v in settings_changes(p, head_texts.get(p, ""), manuscript.texts[p])]
+        if candidate.timed_out:  # what was not checked is never allowed because HEAD was not checked either
+            return GateResult.of(candidate.citations, "evidence", time.perf_counter() - started)
         in_head = {(_lock_kind(v.kind), v.token) for v in _all(head)}
         new.extend(as_added(v) for v in _all(candidate) if (_lock_kind(v.kind), v.token) not in in_head)
         new.extend(_engine_additions(context, {v.token for v in new}))

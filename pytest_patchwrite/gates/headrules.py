@@ -11,6 +11,7 @@ comment is reported (`suppression_changed`, `config_changed`).
 from __future__ import annotations
 
 import difflib
+import functools
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,9 +23,35 @@ from ..model import ERROR, Violation
 Opcodes = Sequence[tuple[str, int, int, int, int]]
 
 
+@functools.lru_cache(maxsize=4)  # a few pairs: the texts they hold stay alive while cached
 def line_opcodes(old: str, new: str) -> Opcodes:
-    """Return difflib's opcodes turning the lines of `old` into those of `new`."""
-    return difflib.SequenceMatcher(a=old.splitlines(), b=new.splitlines(), autojunk=False).get_opcodes()
+    """Return difflib's opcodes turning the lines of `old` into those of `new`.
+
+    Kept for the last pairs: the suppressions carried over, the changed settings and the fixtures' diff of the same
+    HEAD and candidate use one diff (a str caches its hash, and an equal pair is usually the same objects).
+    """
+    return tuple(difflib.SequenceMatcher(a=old.splitlines(), b=new.splitlines(), autojunk=False).get_opcodes())
+
+
+def unified_lines(old: str, new: str) -> list[str]:
+    """Return the lines of a unified diff without context (`difflib.unified_diff(..., n=0)` minus its header)."""
+    a, b = old.splitlines(), new.splitlines()
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in line_opcodes(old, new):
+        if tag == "equal":
+            continue
+        out.append(f"@@ -{_span(i1, i2)} +{_span(j1, j2)} @@")
+        out += [f"-{line}" for line in a[i1:i2]]
+        out += [f"+{line}" for line in b[j1:j2]]
+    return out
+
+
+def _span(start: int, stop: int) -> str:
+    """Return a hunk's range as unified diffs write it (difflib's `_format_range_unified`)."""
+    length = stop - start
+    if length == 1:
+        return f"{start + 1}"
+    return f"{start if not length else start + 1},{length}"
 
 
 def carried_suppressions(old: str, new: str, opcodes: Opcodes | None = None) -> dict[int, set[str]]:

@@ -12,6 +12,7 @@ the gates read only the manuscript's files and its declared logs and bibliograph
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -41,12 +42,13 @@ def copy_for_compile(
     held, digests = manuscript.held_bytes(), manuscript.digests
     top = boundary.shared
     if top is None or top == boundary.tree:
-        return tree, copy_manuscript_dir(root.parent, tree, job, held=held, digests=digests), ""
+        return tree, copy_manuscript_dir(root.parent, tree, job, held=held, digests=digests, store=manuscript.data), ""
     paper = boundary.tree.relative_to(top)
     work = tree / paper
     if refers_above(manuscript):
         try:
-            copied = copy_manuscript_dir(top, tree, job, job_dir=paper.as_posix(), held=held, digests=digests)
+            copied = copy_manuscript_dir(top, tree, job, job_dir=paper.as_posix(), held=held, digests=digests,
+                                         store=manuscript.data)  # fmt: skip
         except InputTooLarge:
             for entry in tree.iterdir():  # over the cap: fall back to the declared bibliographies alone
                 _remove(entry)
@@ -55,13 +57,17 @@ def copy_for_compile(
             return work, {os.path.relpath(tree / rel, work): digest for rel, digest in copied.items()}, "repository"
     shared = shared_bibliographies(manuscript)
     if not shared:
-        return tree, copy_manuscript_dir(root.parent, tree, job, held=held, digests=digests), ""
+        return tree, copy_manuscript_dir(root.parent, tree, job, held=held, digests=digests, store=manuscript.data), ""
     work.mkdir(parents=True)
-    copied = copy_manuscript_dir(root.parent, work, job, held=held, digests=digests)
+    copied = copy_manuscript_dir(root.parent, work, job, held=held, digests=digests, store=manuscript.data)
     for path in shared:
         target = tree / path.relative_to(top)
         target.parent.mkdir(parents=True, exist_ok=True)
-        copied[os.path.relpath(target, work)] = copy_hashing(path, target)
+        if path in held:  # read for the cite lock already: its bytes, not the disk's again
+            target.write_bytes(held[path])
+            copied[os.path.relpath(target, work)] = hashlib.sha256(held[path]).digest()
+        else:
+            copied[os.path.relpath(target, work)] = copy_hashing(path, target)
     return work, copied, "bibliographies"
 
 
