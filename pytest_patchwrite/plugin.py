@@ -144,7 +144,7 @@ def shared_compile(settings: Settings, root: Path) -> tuple[CompileReport, bool]
             return CompileReport.from_json(json.loads(result.read_text())), False
         gate = settings.options.compile_gate(root)
         gate.extract_text = _has_placeholders(settings, root)
-        report = gate.compile(root)
+        report = gate.compile(settings.manuscript_of(root))  # the snapshot the evidence items read
         result.write_text(json.dumps(report.to_json()))
         return report, True
 
@@ -253,7 +253,7 @@ class ManuscriptItem(pytest.Item):
             except EngineMissing:
                 compiled = None
             evidence = settings.evidence_of(root)
-            return diff_manuscript(root, base, config, settings.max_hunk, evidence, compiled,
+            return diff_manuscript(settings.manuscript_of(root), base, config, settings.max_hunk, evidence, compiled,
                                    settings.evidence_from).result()  # fmt: skip
         if self.name == "quality":
             assert settings.base is not None

@@ -107,7 +107,7 @@ class DiffReport:
 
 
 def diff_manuscript(
-    root: Path,
+    root: Path | Manuscript,
     base: GitBase,
     config: EvidenceConfig,
     max_hunk: int | None = None,
@@ -115,13 +115,14 @@ def diff_manuscript(
     compiled: Any = None,
     evidence_from: str = "head",
 ) -> DiffReport:
-    """Return what the working tree's manuscript moved against `base` (`evidence`: its locks, if already known).
+    """Return what the working tree's manuscript (`root`, or its snapshot) moved against `base` (`evidence`: its
+    locks, if already known).
 
     `compiled`: the working tree's compile report, if one ran; an undefined citation or reference it warns about
     on a line the change touched fails the item, whatever command made it. `evidence_from` (`head` or `base`):
     whether a number or key only the change's own log values or bib entries attest warns or fails (selfattest).
     """
-    manuscript = load_manuscript(root, boundary=config.boundary(root))
+    manuscript = root if isinstance(root, Manuscript) else load_manuscript(root, boundary=config.boundary(root))
     new_manuscript = base.text(manuscript.root) is None
     base_texts = {path: base.text(path) or "" for path in manuscript.files}
     binding_notes: list[Violation] = []

@@ -15,7 +15,7 @@ from .gates.cachetrust import inside_work_tree
 from .gates.evidence import EvidenceReport, evaluate
 from .gates.verdicts import default_cache_dir
 from .inputs import parse_seconds
-from .manuscript import load_manuscript
+from .manuscript import Manuscript, load_manuscript
 from .model import PatchwriteWarning
 from .tempfiles import make_owned_temp_dir
 
@@ -36,12 +36,18 @@ class Settings:
     extra_gates: list[Any] = field(default_factory=list)
     evidence: dict[Path, EvidenceReport] = field(default_factory=dict)
     evidence_from: str = "head"  # which revision's logs and bibs attest in the diff item (selfattest)
+    manuscripts: dict[Path, Manuscript] = field(default_factory=dict)
+
+    def manuscript_of(self, root: Path) -> Manuscript:
+        """Return the snapshot of the manuscript at `root`, read once per session and process (every item takes it)."""
+        if root not in self.manuscripts:
+            self.manuscripts[root] = load_manuscript(root, boundary=self.options.evidence_config().boundary(root))
+        return self.manuscripts[root]
 
     def evidence_of(self, root: Path) -> EvidenceReport:
         """Return the evidence locks' report on `root`, evaluated once per session and process."""
         if root not in self.evidence:
-            config = self.options.evidence_config()
-            self.evidence[root] = evaluate(load_manuscript(root, boundary=config.boundary(root)), config)
+            self.evidence[root] = evaluate(self.manuscript_of(root), self.options.evidence_config())
         return self.evidence[root]
 
 

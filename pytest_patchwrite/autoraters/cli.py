@@ -25,11 +25,10 @@ MAX_LISTED_ERRORS = 20
 
 
 def _manuscript(name: str) -> ReferenceList:
+    from ..manuscript import load_manuscript
     from .references import load_references
 
-    path = Path(name)
-    read_text(path)
-    return load_references(path)
+    return load_references(load_manuscript(Path(name)))  # read once: the references come from the snapshot
 
 
 def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:

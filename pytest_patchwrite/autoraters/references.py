@@ -225,8 +225,15 @@ class ReferenceList:
         return {"references": [r.to_json() for r in self.references]}
 
 
-def load_references(root: Path | str, reader: Reader | None = None) -> ReferenceList:
-    """Return the numbered reference list of the manuscript rooted at `root` (`\\nocite{*}` adds every entry)."""
+def load_references(root: Path | str | Manuscript, reader: Reader | None = None) -> ReferenceList:
+    """Return the numbered reference list of the manuscript rooted at `root` (`\\nocite{*}` adds every entry).
+
+    Give the snapshot (a `Manuscript`): its texts are read, not the disk, and its boundary bounds the bibliographies.
+    """
+    boundary: Boundary | None = None
+    if isinstance(root, Manuscript):
+        held, boundary = root.texts, root.boundary
+        reader, root = held.get, root.root
     root = Path(root)
     flat = flatten(root, reader)
     found = scan(flat, str(root))
@@ -235,7 +242,7 @@ def load_references(root: Path | str, reader: Reader | None = None) -> Reference
     config = EvidenceConfig().for_manuscript(Manuscript(resolved, [resolved], {resolved: flat}))
     paths: list[Path] = []
     missing: list[str] = []
-    boundary = Boundary.for_root(resolved)
+    boundary = boundary or Boundary.for_root(resolved)
     for name, _line in found.bibliographies:
         try:
             path = resolve_bib(name, resolved.parent, boundary)

@@ -9,7 +9,7 @@ from ..check import CheckOptions, citations_result, numbers_result, placeholders
 from ..errors import InputError
 from ..gates.evidence import evaluate
 from ..inputs import read_text
-from ..manuscript import copy_manuscript_dir, find_root, is_root, load_manuscript
+from ..manuscript import Manuscript, copy_manuscript_dir, is_root, load_manuscript, locate
 from ..model import GateResult, failing
 from .documents import FAKE_KEY
 from .faults import Fault, FaultNotApplicable, sites
@@ -38,13 +38,15 @@ def _at_fault(result: GateResult, path: Path, fault: Fault) -> bool:
     return any(Path(v.file).resolve() == path and v.line == fault.line for v in failing(result.violations))
 
 
-def outcome(fault: Fault, path: Path, root: Path, options: CheckOptions) -> tuple[bool, str]:
-    """Return (whether the fault shows, how) after compiling `root` with `path` holding `fault.broken`."""
+def outcome(fault: Fault, path: Path, root: Path | Manuscript, options: CheckOptions) -> tuple[bool, str]:
+    """Return (whether the fault shows, how) after compiling the manuscript (`root`, or HEAD's snapshot) with `path`
+    holding `fault.broken`; the candidate is derived from the snapshot, compiled and checked as one."""
     path = path.resolve()
-    overrides = {path: fault.broken}
-    gate = options.compile_gate(root)
+    head = root if isinstance(root, Manuscript) else _snapshot(Path(root), options)
+    candidate = head.derive({path: fault.broken})
+    gate = options.compile_gate(head.root)
     gate.extract_text = fault.name == "todo"  # the placeholder must reach the PDF
-    report = gate.compile(root, overrides)
+    report = gate.compile(candidate)
     if fault.fault_class == "compile":
         if report.ok:
             return False, f"line {fault.line}: the document still compiles"
@@ -52,7 +54,7 @@ def outcome(fault: Fault, path: Path, root: Path, options: CheckOptions) -> tupl
         return True, f"the compile fails: {first.kind} at {Path(first.file).name}:{first.line}"
     if not report.ok:
         return False, f"line {fault.line}: the document no longer compiles ({report.violations[0].kind})"
-    evidence = evaluate(load_manuscript(root, overrides), options.evidence_config())
+    evidence = evaluate(candidate, options.evidence_config())
     gate_name = CAUGHT_BY[fault.name]
     if gate_name is None:
         return True, "it compiles, and no lock can tell a swap (the paper's silent fault)"
@@ -72,25 +74,26 @@ def inject_verified(path: Path, name: str, options: CheckOptions | None = None, 
     """Return the first site of the fault in `path` that really breaks the manuscript; raise FaultNotApplicable."""
     options = options or CheckOptions()
     path = Path(path)
-    root = find_root(path)
-    if not is_root(read_text(root)):
+    root, _ = locate(path)
+    snapshot = _snapshot(root, options)  # read once: every candidate is derived from it
+    if not is_root(snapshot.root_text):
         problem = "no root manuscript reads this file (add `% !TEX root = ...`), so the fault cannot be compiled"
         raise FaultNotApplicable(f"{name}: {problem}")
-    head = options.compile_gate(root).compile(root)
+    head = options.compile_gate(root).compile(snapshot)
     if not head.ok:  # every compile fault would look verified, every content fault would look broken
         first = head.violations[0]
         where = f"{Path(first.file).name}:{first.line}"
         raise FaultNotApplicable(f"{name}: the manuscript does not compile as it is ({first.kind} at {where})")
     rejected: list[str] = []
     not_here: list[str] = []
-    for file in _files(path, root, name, options):
+    for file in _files(path, snapshot, name):
         try:
-            candidates = list(sites(read_text(file), name))
+            candidates = list(sites(snapshot.texts[file] if file in snapshot.texts else read_text(file), name))
         except FaultNotApplicable as exc:
             not_here.append(str(exc))
             continue
         for fault in candidates:
-            shows, how = outcome(fault, file, root, options)
+            shows, how = outcome(fault, file, snapshot, options)
             if shows:
                 return Verified(fault, how, rejected, file, root)
             rejected.append(how if file == path.resolve() else f"{file.name}: {how}")
@@ -107,14 +110,17 @@ def inject_verified(path: Path, name: str, options: CheckOptions | None = None, 
     raise FaultNotApplicable(f"{name}: no site really breaks the document ({tried})")
 
 
-def _files(path: Path, root: Path, name: str, options: CheckOptions) -> list[Path]:
+def _snapshot(root: Path, options: CheckOptions) -> Manuscript:
+    return load_manuscript(root, boundary=options.evidence_config().boundary(root))
+
+
+def _files(path: Path, manuscript: Manuscript, name: str) -> list[Path]:
     """Return where to look for sites: `path` first (as always), then the manuscript's other files.
 
     The others come in reading order, or last first for the faults whose sites in one file
     come last first, so the manuscript reads as one file would.
     """
     path = path.resolve()
-    manuscript = load_manuscript(root, boundary=options.evidence_config().boundary(root))
     others = [f for f in manuscript.files if f != path and f in manuscript.texts]
     return [path, *(reversed(others) if name in LAST_FIRST else others)]
 
