@@ -129,7 +129,7 @@ def resolve_bib(name: str, directory: Path, boundary: Boundary | None = None) ->
     Raise OutsideTree when the name leads outside the manuscript's repository, names
     a variable or `~` (kpathsea would expand them), or could be read as an option.
     """
-    boundary = boundary or Boundary.for_root(directory / "x.tex")
+    boundary = boundary or Boundary.for_directory(directory)
     name = name.strip()
     if not boundary.trusted and (not name or name[0] in "-&" or any(c in name for c in "$~\\\0\n")):
         raise OutsideTree(name, "names a variable, `~` or an option, which kpathsea would expand; it is not read")

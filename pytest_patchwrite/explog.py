@@ -188,7 +188,7 @@ def resolve_logs(patterns: list[str | Path], base: Path, boundary: Boundary | No
 
     Raise OutsideTree for a pattern leading outside, InputError for one that matches nothing.
     """
-    boundary = boundary or Boundary.for_root(base / "x.tex")
+    boundary = boundary or Boundary.for_directory(base)
     paths: list[Path] = []
     for pattern in patterns:
         name = str(pattern)

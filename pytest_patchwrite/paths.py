@@ -77,7 +77,12 @@ class Boundary:
     @classmethod
     def for_root(cls, root: Path, rootdir: Path | None = None, trusted: bool = False) -> Boundary:
         """Return the boundary of the manuscript rooted at `root`."""
-        tree = Path(os.path.realpath(Path(root).parent))
+        return cls.for_directory(Path(root).parent, rootdir, trusted)
+
+    @classmethod
+    def for_directory(cls, directory: Path, rootdir: Path | None = None, trusted: bool = False) -> Boundary:
+        """Return the boundary of a manuscript whose files sit in `directory` (its root's directory)."""
+        tree = Path(os.path.realpath(directory))
         return cls(tree, repository_top(tree, rootdir), trusted)
 
     def allowed(self, path: Path | str, *, shared: bool = False, tex_tree: bool = False) -> Path | None:

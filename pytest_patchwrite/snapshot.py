@@ -59,11 +59,14 @@ class EngineRecord:
 
     Set on `Manuscript.record` by the compile gate; the gates that run after the compile read it there.
     `inputs`: the files of the tree the engine read (its `-recorder` `.fls`), relative to the paper's directory;
-    `bibliographies`: the databases bibtex or biber used (`\\bibdata` of the `.aux` files, the `.bcf` datasources).
+    `bibliographies`: the databases bibtex or biber used (`\\bibdata` of the `.aux` files, the `.bcf` datasources);
+    `typeset`: of `inputs`, the files `\\input` typeset (`gates.record.typeset_inputs`). The same lists as the
+    `CompileReport` fields of those names.
     """
 
     inputs: list[str] = field(default_factory=list)
     bibliographies: list[str] = field(default_factory=list)
+    typeset: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -187,6 +187,13 @@ class CompileGate:
         exists; the verdict is the cold one (see gates.warm), only the number of runs differs.
         """
         manuscript = root if isinstance(root, Manuscript) else self.snapshot(root, overrides)
+        report = self._compile(manuscript, warm_start)
+        # stage two of the snapshot: what the engine's own record adds, for the gates that run after the compile
+        record_ = snapshot.EngineRecord(list(report.inputs), list(report.bibliographies), list(report.typeset))
+        manuscript.record = record_
+        return report
+
+    def _compile(self, manuscript: Manuscript, warm_start: bool) -> CompileReport:
         root = manuscript.root
         self._texts = manuscript.texts
         engine = self.engine_for(manuscript)
@@ -247,7 +254,7 @@ class CompileGate:
                         warm.STORE.put(key, f"{engine}:{root}", state, self._warm_dir())
         if start.kind == "fallback":
             # the cold check itself, in a fresh sandbox with a fresh deadline
-            report = self.compile(manuscript, warm_start=False)
+            report = self._compile(manuscript, warm_start=False)
             report.start = "fallback"
             report.cache_rejected += len(rejected)
             return report
