@@ -256,3 +256,28 @@ def test_the_python_side_obeys_the_timeout(tmp_path: Path) -> None:
     gate = EvidenceGate(root, EvidenceConfig(timeout=1.0))
     head = root.read_text()
     assert not gate.check(head + "% edit\n", PatchContext(root, head)).ok
+
+
+def test_the_rerun_loop_reads_each_state_of_the_aux_file_once(tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    require_tool("bibtex")
+    import shutil
+
+    shutil.copytree(Path(__file__).parent.parent / "examples" / "paper", tmp_path / "paper")
+    root = tmp_path / "paper" / "main.tex"
+    opened: list[str] = []
+    sys.addaudithook(
+        lambda event, args: (
+            opened.append(os.fsdecode(args[0]))
+            if event == "open" and opened is not None and isinstance(args[0], (str, os.PathLike))
+            else None
+        )
+    )
+    opened.clear()
+    report = CompileGate(root, use_cache=False, warm_starts=False).compile(root)
+    aux = sum(os.path.basename(name) == "patchwrite.aux" for name in opened)
+    opened = None  # type: ignore[assignment]  # the hook stays installed; it records nothing more
+    assert report.ok and report.runs == 3  # engine, bibtex, engine, engine
+    # per run: its state hashed once and the bibliography tool's input read once; then the tool's state and the
+    # engine's record (before: 12 for these 3 runs, the input read twice a pass and each state hashed again)
+    assert aux <= 2 * report.runs + 2, aux
