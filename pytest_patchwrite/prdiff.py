@@ -175,7 +175,7 @@ def diff_manuscript(
             for v in lock_failures
             if Path(v.file) == path and v.line in changed_lines
         )
-    failures.extend(selfattest.change_notes(changes, values, evidence, base.text, evidence_from, root.parent))
+    failures.extend(selfattest.change_notes(changes, values, evidence, base.text, evidence_from, manuscript.directory))
     if compiled is not None and compiled.ok:
         failed_tokens = {v.token for v in failures}
         failures.extend(v for v in engine_undefined(compiled)
