@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from . import snapshot
 from .bib import resolve_bib
-from .engines import local_styles
 from .gates.compile import CompileGate, CompileReport
 from .gates.evidence import NO_LOG, EvidenceConfig, EvidenceReport, engine_undefined, evaluate
 from .latex import text_layer_command
@@ -149,7 +149,7 @@ def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]
     evidence = evaluate(manuscript, config)
     gate = options.compile_gate(root)
     # the PDF's text confirms a placeholder only when the manuscript lets the engine write it from the glyphs
-    styles = local_styles(manuscript.root, manuscript.texts[manuscript.root])
+    styles = snapshot.local_styles(manuscript)  # read once per snapshot (the evidence locks read them too)
     text_layer = text_layer_command([*manuscript.texts.values(), *styles])
     gate.extract_text = bool(evidence.placeholders) and not text_layer  # only then is the PDF's text worth reading
     report = gate.compile(manuscript)  # the snapshot: the one read of the manuscript
