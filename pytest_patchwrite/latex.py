@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from .sentences import boundaries, sentence_of
+from .texgroups import match_group as _match_group
 from .texnumbers import NUMBER, in_name, number_value, quiet_ranges, range_percent, si_numbers
 
 VERBATIM_ENVS = ("verbatim", "verbatim*", "Verbatim", "lstlisting", "minted", "comment", "alltt", "filecontents",
@@ -264,26 +265,6 @@ def suppressions(comments: dict[int, str]) -> dict[int, set[str]]:
         if sup:
             found[line] = {w.rstrip("s") for w in sup.group("what").split()}
     return found
-
-
-def _match_group(text: str, i: int, open_ch: str, close_ch: str) -> int:
-    """Return the index just past the group opening at `i`, or -1 when it never closes."""
-    depth = 0
-    j = i
-    n = len(text)
-    while j < n:
-        ch = text[j]
-        if ch == "\\":
-            j += 2
-            continue
-        if ch == open_ch or (ch == "{" and open_ch != "{"):
-            depth += 1
-        elif ch == close_ch or (ch == "}" and close_ch != "}"):
-            depth -= 1
-            if depth == 0:
-                return j + 1
-        j += 1
-    return -1
 
 
 def command_args(

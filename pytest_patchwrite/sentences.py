@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from .texnumbers import closing_braces
+from .texgroups import match_group
 
 ABBREVIATIONS = frozenset(
     """al e.g i.e cf vs etc approx resp viz ca fig figs eq eqs sec secs tab tabs ref refs no nos ch chap thm
@@ -33,13 +33,11 @@ _GROUP_AFTER = re.compile(r"\s*(?:\[[^\]]*\]\s*)?\{")
 def boundaries(masked: str) -> list[int]:
     """Return the sorted positions where a sentence of the masked text ends."""
     found: list[int] = []
-    closes: dict[int, int] | None = None
     for m in _BREAK.finditer(masked):
         point = m.group("point")
         if m.group(0) == "\\footnote" and (group := _GROUP_AFTER.match(masked, m.end())):
-            closes = closing_braces(masked) if closes is None else closes
-            if (close := closes.get(group.end() - 1)) is not None:
-                found.append(close)  # the text after the footnote is not the footnote's sentence
+            if (end := match_group(masked, group.end() - 1, "{", "}")) != -1:
+                found.append(end - 1)  # the text after the footnote is not the footnote's sentence
         if point == ".":
             word = m.group("word")
             if word and word.lower() in ABBREVIATIONS:

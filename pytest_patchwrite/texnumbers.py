@@ -15,6 +15,7 @@ import re
 from decimal import Decimal
 
 from .numeric import parse_number, shift
+from .texgroups import match_group
 
 _SEP = r"(?:,|\{,\}|\\,|\{\\,\})"  # a thousands separator: 42,930  42{,}930  42\,930
 _GAP = r"(?:\s|~|\\[,;:!]|\{\})*"
@@ -44,7 +45,6 @@ _IDENTIFIER = re.compile(
     re.IGNORECASE,
 )
 _SCRIPT = re.compile(r"(?<!\\)[\^_]\s*")
-_BRACE = re.compile(r"\\.|[{}]", re.DOTALL)
 # between the two ends of a range whose second end is a percentage: 8--15\%, $8$--$15\%$
 _RANGE_DASH = re.compile(r"\s*\$?\s*(?:--|-|\u2013|\\textendash(?:\{\})?)\s*\$?\s*")
 # siunitx input: spaces and \, group digits, `.` and `,` are decimal markers, e/d exponents, +- and \pm
@@ -95,31 +95,14 @@ def in_name(before: str) -> bool:
 def quiet_ranges(masked: str) -> list[tuple[int, int]]:
     """Return the spans of a masked text whose digits are no printed measurement: identifiers and scripts."""
     found = [m.span() for m in _IDENTIFIER.finditer(masked)]
-    scripts = [m for m in _SCRIPT.finditer(masked)]
-    if not scripts:
-        return found
-    closes = closing_braces(masked)
-    for m in scripts:
+    for m in _SCRIPT.finditer(masked):
         j = m.end()
         if j < len(masked) and masked[j] == "{":
-            if (close := closes.get(j)) is not None:  # an unclosed `^{` covers nothing
-                found.append((j + 1, close))
+            if (end := match_group(masked, j, "{", "}")) != -1:  # an unclosed `^{` covers nothing
+                found.append((j + 1, end - 1))
         else:
             found.append((j, j + 1))  # one token: x^2, y_1
     return found
-
-
-def closing_braces(masked: str) -> dict[int, int]:
-    """Return, for each `{` that closes, the position of its `}` (one linear pass, escapes skipped)."""
-    pairs: dict[int, int] = {}
-    stack: list[int] = []
-    for m in _BRACE.finditer(masked):
-        ch = m.group(0)
-        if ch == "{":
-            stack.append(m.start())
-        elif ch == "}" and stack:
-            pairs[stack.pop()] = m.start()
-    return pairs
 
 
 def si_numbers(masked: str, start: int, end: int) -> list[tuple[int, int, Decimal, int]]:
