@@ -127,11 +127,26 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Manuscript
         return None
     except InputError:
         collected.add(real)
-        return ManuscriptFile.from_parent(parent, path=file_path)  # unreadable: its `read` item says why
+        return _manuscript_file(parent, file_path)  # unreadable: its `read` item says why
     if not is_root(head):
         return None
     collected.add(real)
-    return ManuscriptFile.from_parent(parent, path=file_path)
+    return _manuscript_file(parent, file_path)
+
+
+def _manuscript_file(parent: pytest.Collector, file_path: Path) -> ManuscriptFile:
+    """Return the collector of a root manuscript, its node id escaped when the path holds control characters.
+
+    pytest prints node ids raw (the failure header, the FAILED summary): a file name with a newline
+    followed by `::stop-commands::TOKEN` would be a GitHub workflow command of the pull request's.
+    """
+    try:
+        relative = file_path.relative_to(parent.config.rootpath).as_posix()
+    except ValueError:
+        relative = file_path.as_posix()
+    if shown.text(relative) == relative:
+        return ManuscriptFile.from_parent(parent, path=file_path)
+    return ManuscriptFile.from_parent(parent, path=file_path, nodeid=shown.line(relative))
 
 
 def shared_compile(settings: Settings, root: Path) -> tuple[CompileReport, bool]:
@@ -276,8 +291,8 @@ class ManuscriptItem(pytest.Item):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo, style))
 
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"[patchwrite] {self.path.name}::{self.name}"
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return shown.text(self.path), None, shown.line(f"[patchwrite] {self.path.name}::{self.name}")
 
 
 def _change_lines(result: GateResult | dict[str, Any], config: pytest.Config) -> list[str]:

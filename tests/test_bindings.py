@@ -307,3 +307,16 @@ def test_number_of_cited_work_with_bindings_is_a_warning_but_an_added_one_is_rej
     added = "```EDIT 5 5\nPrior work reports 77.3\\% on this split, and 81.2\\% on the other~\\cite{lee2019}.\n```\n"
     result = try_patch(root, added, [EvidenceGate(root)])
     assert not result.accepted and result.reason == "unattested_number:81.2\\%"
+
+
+def test_a_bindings_file_naming_places_outside_the_tree_is_bad_input(tmp_path: Path) -> None:
+    # a pull request's bindings file must not make us look at (or print as a place) /etc/shadow
+    root = paper(tmp_path / "paper", PROSE, {"results.json": RESULTS})
+    data = bind(root)
+    for field, outside in (("file", "../../etc/passwd"), ("log", "/etc/shadow")):
+        rows = [{**data["bindings"][0], field: outside}, *data["bindings"][1:]]
+        (root.parent / "main.bindings.json").write_text(json.dumps({**data, "bindings": rows}))
+        done = cli("check", str(root), "--no-cache")
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "main.bindings.json" in done.stderr and f"binding 1 names a {field} outside" in done.stderr
+        assert "etc/" not in done.stdout and "Traceback" not in done.stderr

@@ -780,6 +780,19 @@ def test_annotation_properties_cannot_be_forged_by_a_file_name(pytester: pytest.
         assert properties["file"].replace("%2C", ",") == f"{name}.tex"
 
 
+def test_a_file_name_cannot_print_a_workflow_command_through_pytest(pytester: pytest.Pytester) -> None:
+    # pytest prints node ids raw (failure header, FAILED summary): the collector's node id is escaped
+    require_tool("pdflatex")
+    (pytester.path / ".git").mkdir()
+    name = "n\n::stop-commands::X\n::error file=a::pwned"
+    (pytester.path / f"{name}.tex").write_text(plain(doc("Hello \\undefinedmacroxyz.")))
+    result = pytester.runpytest_subprocess("--patchwrite-annotations", "-rA")
+    out = result.stdout.lines
+    assert any("compile" in ln and ln.startswith("FAILED ") for ln in out), result.stdout.str()
+    assert not [ln for ln in out if ln.startswith("::") and not ln.startswith("::error file=n\\n%3A%3A")], out
+    assert any("n\\n::stop-commands::X" in ln for ln in out)  # shown, escaped
+
+
 @pytest.mark.parametrize("mode", ["head", "base"])
 def test_evidence_the_change_wrote_itself(mode: str, tmp_path: Path) -> None:
     repo = tmp_path / "repo"

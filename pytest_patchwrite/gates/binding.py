@@ -280,7 +280,14 @@ def read_bindings(path: Path, manuscript: Manuscript) -> tuple[str | None, list[
     if not os.path.lexists(real):
         return None, None
     text = read_text(real, kind="log")
-    return text, parse(text, path, manuscript.root)
+    bindings = parse(text, path, manuscript.root)
+    for number, binding in enumerate(bindings, start=1):
+        for what, named in (("file", binding.file), ("log", binding.log)):
+            if boundary.allowed(named, shared=True) is None:  # never stat'ed as evidence, never printed as a place
+                why = boundary.why_refused(named, shared=True)
+                raise InputError(path, f"binding {number} names a {what} outside the manuscript's tree ({why}); "
+                                       "rewrite it with `patchwrite bind`")  # fmt: skip
+    return text, bindings
 
 
 def allowed_numbers(items: list[str]) -> set[Decimal]:

@@ -73,6 +73,10 @@ def judge(
     if outcome.signal:
         oom_after = envfaults.oom_kills()
         oom = oom_before is not None and oom_after is not None and oom_after > oom_before
+        if outcome.signal == signal.SIGPIPE and not oom:
+            # the engine's own pipe partner stopped (xdvipdfmx, reading xelatex's output, on a figure it
+            # cannot convert): the manuscript's outcome, as latexmk reports it, not the machine's
+            return ""
         raise envfaults.engine_killed(tool, outcome.signal, tree, oom)
     if not outcome.returncode:
         return ""
