@@ -166,3 +166,20 @@ def test_parse_reply_stages(raw: str, stage: str | None) -> None:
     assert parsed.stage == stage
     if stage == "fenced":
         assert not parsed.ok and any("required" in e for e in parsed.errors)  # the schema still applies
+
+
+def test_a_planted_or_tampered_reply_is_never_the_judges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_patchwrite.autoraters.cache import ReplyCache, cache_key
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    cache = ReplyCache(tmp_path / "replies")
+    key = cache_key("v1", "judge-test", {"paper": "A"})
+    planted = tmp_path / "replies" / key[:2] / f"{key}.json"
+    planted.parent.mkdir(parents=True)
+    planted.write_text(json.dumps({"raw": '{"winner": "paper_1"}', "winner": "paper_1"}))  # what a PR could commit
+    assert cache.get(key) is None
+    cache.put(key, {"raw": "ours", "winner": "paper_2"})
+    assert cache.get(key) == {"raw": "ours", "winner": "paper_2"}
+    entry = json.loads(planted.read_text())
+    planted.write_text(json.dumps({**entry, "payload": entry["payload"].replace("paper_2", "paper_1")}))
+    assert cache.get(key) is None

@@ -1,4 +1,8 @@
-"""The judges' reply cache: one JSON file per (prompt version, model, inputs hash), so a re-run makes no call."""
+"""The judges' reply cache: one JSON file per (prompt version, model, inputs hash), so a re-run makes no call.
+
+Entries are sealed with the user's cache secret (gates.cachetrust) and live outside the work tree by
+default: a reply planted in a pull request's checkout is never read as the judge's.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..inputs import load_json
+from ..gates import cachetrust
 from ..tempfiles import write_json
+
+KIND = "judge-reply"
+
+
+def default_dir() -> Path:
+    """Return the reply cache of this user: `$XDG_CACHE_HOME/patchwrite/judge`, outside every work tree."""
+    return cachetrust.cache_home() / "judge"
 
 
 def cache_key(prompt_version: str, model: str, payload: Any) -> str:
@@ -28,11 +38,7 @@ class ReplyCache:
         """Return the stored record of `key`, or None (also for an unreadable file)."""
         if self.directory is None:
             return None
-        path = self.directory / f"{key[:2]}/{key}.json"
-        try:
-            record = load_json(path.read_text(encoding="utf-8"), path)
-        except (OSError, ValueError, InputError, MemoryError):
-            return None
+        record, _rejected = cachetrust.read_entry(self.directory / f"{key[:2]}/{key}.json", KIND, key)
         return record if isinstance(record, dict) and "raw" in record else None
 
     def put(self, key: str, record: dict[str, Any]) -> None:
@@ -41,5 +47,8 @@ class ReplyCache:
             return
         path = self.directory / f"{key[:2]}/{key}.json"
         # the temp file names this process, so a killed run's leftover is swept like the other caches'
-        if not write_json(path, record):
+        entry = cachetrust.seal(KIND, key, record)
+        if entry is None:  # no usable secret: cachetrust said why; replies are not kept
+            return
+        if not write_json(path, entry):
             raise OSError(f"{path}: the reply cache cannot be written")

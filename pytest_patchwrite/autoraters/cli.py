@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..commands.common import EXIT_FAILED, EXIT_OK
 from ..errors import InputError
 from ..inputs import load_json, read_json, read_text
+from .cache import default_dir
 
 # the autoraters import rapidfuzz, pylatexenc, bibtexparser and jsonschema (about a second): only `rate` pays it
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ def _one_f1(gt: str, gen: str, gt_part: str | None, gen_part: str | None, args: 
 def _cache_dir(args: argparse.Namespace) -> Path | None:
     if getattr(args, "no_cache", False):
         return None
-    return Path(args.cache_dir) if args.cache_dir else Path(".pytest_cache/d/patchwrite-judge")
+    return Path(args.cache_dir) if args.cache_dir else default_dir()
 
 
 def cmd_citation_f1(args: argparse.Namespace) -> int:
@@ -286,7 +287,7 @@ def _judge_options(parser: argparse.ArgumentParser, required: bool = False) -> N
         metavar="SPEC",
         help="local, openai:MODEL@URL, or openai:MODEL (URL from $PATCHWRITE_OPENAI_BASE_URL)",
     )
-    parser.add_argument("--cache-dir", default=None, help="reply cache (default .pytest_cache/d/patchwrite-judge)")
+    parser.add_argument("--cache-dir", default=None, help="reply cache (default $XDG_CACHE_HOME/patchwrite/judge)")
     parser.add_argument("--no-cache", action="store_true", help="call the judge even when a reply is cached")
     parser.add_argument("--json", action="store_true")  # fmt: skip
 

@@ -48,17 +48,17 @@ def avg_citations(config: pytest.Config) -> float:
 
 
 def session_judge(config: pytest.Config) -> Judge | None:
-    """Return the session's judge (made once, replies cached under the pytest cache dir), or None."""
+    """Return the session's judge (made once, replies cached in the user's sealed reply cache), or None."""
     if JUDGE_KEY not in config.stash:
         spec = judge_spec(config)
         judge = None
         if spec:
             from ..errors import InputError
+            from .cache import default_dir
             from .judges import make_judge
 
-            cache = getattr(config, "cache", None)
             try:
-                judge = make_judge(spec, cache.mkdir("patchwrite-judge") if cache is not None else None)
+                judge = make_judge(spec, default_dir())
             except InputError as exc:
                 raise pytest.UsageError(f"patchwrite judge: {exc}") from None
         config.stash[JUDGE_KEY] = judge
