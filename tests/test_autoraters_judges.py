@@ -183,3 +183,13 @@ def test_a_planted_or_tampered_reply_is_never_the_judges(tmp_path: Path, monkeyp
     entry = json.loads(planted.read_text())
     planted.write_text(json.dumps({**entry, "payload": entry["payload"].replace("paper_2", "paper_1")}))
     assert cache.get(key) is None
+
+
+def test_rate_sxs_with_an_unreachable_judge_is_an_environment_error(
+    papers: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with judge_server(prefer("x")) as server:
+        spec = server.spec()  # the server is gone once the block ends: connection refused
+    code = main(["rate", "sxs", str(papers[0]), str(papers[1]), "--judge", spec, "--no-cache"])
+    err = capsys.readouterr().err
+    assert code == 2 and "environment error" in err and "no reply" in err

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..commands.common import EXIT_FAILED, EXIT_OK
+from ..commands.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from ..errors import InputError
 from ..inputs import load_json, read_json, read_text
 from .cache import default_dir
@@ -213,6 +214,10 @@ def cmd_sxs(args: argparse.Namespace) -> int:
                  f"3-class {data['category_3pt']})")  # fmt: skip
     _emit(args, data, "\n".join(lines))
     if data["outcome"] is None:
+        unreached = [c for c in data["calls"] if str(c.get("error") or "").startswith("no reply")]
+        if unreached:  # the judge was never heard: the machine's or the network's fault, not the papers'
+            print(f"patchwrite: environment error: {args.judge}: {unreached[0]['error']}", file=sys.stderr)
+            return EXIT_USAGE
         return EXIT_FAILED
     return EXIT_FAILED if data["outcome"] in fail_on else EXIT_OK
 
