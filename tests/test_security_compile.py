@@ -20,7 +20,8 @@ from conftest import require_tool
 
 from pytest_patchwrite import treecopy
 from pytest_patchwrite.check import CheckOptions, check_manuscript
-from pytest_patchwrite.gates.compile import CompileGate, CompileReport, _violations
+from pytest_patchwrite.gates.compile import CompileGate, CompileReport
+from pytest_patchwrite.gates.located import located_violations
 from pytest_patchwrite.manuscript import copy_manuscript_dir
 from pytest_patchwrite.pdftext import read_pdf
 from pytest_patchwrite.texlog import parse_tex_log
@@ -79,9 +80,9 @@ def test_an_error_in_a_system_file_is_located_at_the_root(tmp_path: Path) -> Non
 
 def test_a_non_zero_engine_exit_fails_even_without_an_error_line() -> None:
     clean = CompileReport(ok=False, engine="xelatex", runs=1, pdf_bytes=5000, exit_code=0)
-    assert _violations(clean, Path("/p/main.tex"), 60, 5) == []
+    assert located_violations(clean, Path("/p/main.tex"), 60, 5) == []
     driver = CompileReport(ok=False, engine="xelatex", runs=1, pdf_bytes=5000, exit_code=1)
-    assert [v.kind for v in _violations(driver, Path("/p/main.tex"), 60, 5)] == ["engine_exit"]
+    assert [v.kind for v in located_violations(driver, Path("/p/main.tex"), 60, 5)] == ["engine_exit"]
 
 
 def test_a_driver_failure_fails_the_compile(tmp_path: Path) -> None:
