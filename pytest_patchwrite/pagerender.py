@@ -7,14 +7,15 @@ import time
 from pathlib import Path
 
 from . import sandbox
+from .sandboxlimits import GiB, Limits, MiB
 
 TOOL = "pdftoppm"
 PACKAGE = "poppler-utils"
 MAX_SIDE = 3000  # pixels of a page's long side, at most (the option's cap)
 PNG_BYTES = 64 << 20  # what a rendered page may weigh; more is not a page of a paper
 # far above what one page needs, far below what a hostile page could take
-LIMITS = sandbox.Limits(memory_bytes=2 * sandbox.GiB, file_bytes=PNG_BYTES, disk_bytes=2 * PNG_BYTES,
-                        tmp_bytes=64 * sandbox.MiB, processes=16, cpu_seconds=120)  # fmt: skip
+LIMITS = Limits(memory_bytes=2 * GiB, file_bytes=PNG_BYTES, disk_bytes=2 * PNG_BYTES,
+                        tmp_bytes=64 * MiB, processes=16, cpu_seconds=120)  # fmt: skip
 
 
 class RenderError(RuntimeError):

@@ -13,20 +13,19 @@ from __future__ import annotations
 
 import os
 import re
-import resource
 import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from .inputs import positive_env
+from .sandboxlimits import Limits, preexec, with_limits
 from .tempfiles import make_owned_temp_dir, remove_tree
 
 # where the private copy appears inside the sandbox; a fixed path, so logs read the same everywhere
@@ -36,39 +35,6 @@ _HOME = "/tmp/home"
 _RO_PATHS = ("/usr", "/var/lib/texmf", "/var/cache/fontconfig", "/etc/texmf", "/etc/fonts", "/etc/ld.so.cache",
              "/etc/alternatives", "/etc/perl", "/etc/localtime", "/etc/papersize", "/etc/libpaper.d")  # fmt: skip
 _LINKS = {"/bin": "usr/bin", "/lib": "usr/lib", "/lib64": "usr/lib64", "/sbin": "usr/sbin"}
-
-GiB = 1 << 30
-MiB = 1 << 20
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits of one sandboxed process tree; the defaults are far above what a real paper needs."""
-
-    memory_bytes: int = 8 * GiB  # address space per process (LuaTeX reserves generously)
-    file_bytes: int = 1 * GiB  # largest single file a tool may write
-    disk_bytes: int = 2 * GiB  # everything the job may write into its copy
-    tmp_bytes: int = 256 * MiB  # the private /tmp
-    processes: int = 256
-    cpu_seconds: int = 600
-    open_files: int = 1024
-
-    @classmethod
-    def from_env(cls) -> Limits:
-        """Return the limits with `PATCHWRITE_SANDBOX_<NAME>` overrides (`_MB` for sizes) from the environment."""
-        values: dict[str, int] = {}
-        for name, unit, suffix in (
-            ("memory_bytes", MiB, "MEMORY_MB"),
-            ("file_bytes", MiB, "FILE_MB"),
-            ("disk_bytes", MiB, "DISK_MB"),
-            ("tmp_bytes", MiB, "TMP_MB"),
-            ("processes", 1, "PROCESSES"),
-            ("cpu_seconds", 1, "CPU_SECONDS"),
-        ):
-            number = positive_env(f"PATCHWRITE_SANDBOX_{suffix}")
-            if number is not None:
-                values[name] = int(number * unit)
-        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -184,61 +150,6 @@ def _bwrap_args(
     if tree is not None:
         args += ["--bind", str(tree), TREE, "--chdir", cwd]
     return args
-
-
-CPU_GRACE = 5  # seconds between the CPU limit's SIGXCPU and its SIGKILL
-_RLIMITS = (
-    ("as", resource.RLIMIT_AS, "memory_bytes"),
-    ("fsize", resource.RLIMIT_FSIZE, "file_bytes"),
-    ("nproc", resource.RLIMIT_NPROC, "processes"),
-    ("cpu", resource.RLIMIT_CPU, "cpu_seconds"),
-    ("nofile", resource.RLIMIT_NOFILE, "open_files"),
-)
-
-
-def _rlimits(limits: Limits) -> list[tuple[str, int, int]]:
-    """Return (prlimit name, resource, value) per limit, never above the hard limit we already have."""
-    out = [("core", resource.RLIMIT_CORE, 0)]
-    for name, which, attribute in _RLIMITS:
-        value = int(getattr(limits, attribute))
-        hard = resource.getrlimit(which)[1]
-        out.append((name, which, value if hard == resource.RLIM_INFINITY else min(value, hard)))
-    return out
-
-
-def _with_limits(argv: list[str], limits: Limits) -> list[str]:
-    """Return `argv` started through util-linux `prlimit`, so the limits hold for the whole process tree.
-
-    (A `preexec_fn` would do the same, but makes Python fork instead of vfork: with a large
-    pytest process that cost 85 ms per tool run here, against under 1 ms for the extra exec.)
-    """
-    prlimit = shutil.which("prlimit")
-    if prlimit is None:
-        return argv
-    pairs = (f"--{name}={value}:{_hard(name, which, value)}" for name, which, value in _rlimits(limits))
-    return [prlimit, *pairs, "--", *argv]
-
-
-def _hard(name: str, which: int, soft: int) -> int:
-    """Return the hard limit paired with `soft`: a few CPU seconds above it, so the soft limit's SIGXCPU (not the
-    hard limit's SIGKILL, which looks like the OOM killer's) tells that our CPU limit ended a tool."""
-    if name != "cpu":
-        return soft
-    hard = resource.getrlimit(which)[1]
-    return soft + CPU_GRACE if hard == resource.RLIM_INFINITY else max(soft, min(soft + CPU_GRACE, hard))
-
-
-def _limit_child(limits: Limits) -> None:  # pragma: no cover - runs in the forked child
-    for name, which, value in _rlimits(limits):
-        try:
-            resource.setrlimit(which, (value, _hard(name, which, value)))
-        except (ValueError, OSError):
-            pass
-
-
-def _preexec(limits: Limits) -> Callable[[], None] | None:
-    """Return the `preexec_fn` that applies the limits where `prlimit` is missing, else None."""
-    return None if shutil.which("prlimit") else lambda: _limit_child(limits)
 
 
 def check_argument(arg: str) -> str:
@@ -398,7 +309,7 @@ def _command(
         env["HOME"] = env["TMPDIR"] = str(tree)
         for key in ("TEXMFVAR", "TEXMFCONFIG", "TEXMFHOME"):
             env.pop(key)
-        return _with_limits([path, *cmd[1:]], limits), env, str(cwd)
+        return with_limits([path, *cmd[1:]], limits), env, str(cwd)
     bwrap = _bwrap()
     if bwrap is None or not available():
         raise SandboxError(unavailable_reason() or "bubblewrap is not installed")
@@ -421,7 +332,7 @@ def _command(
     cmd[0] = path
     for key, value in env.items():
         argv += ["--setenv", key, value]
-    return _with_limits([*argv, "--", *cmd], limits), {"PATH": "/usr/bin:/bin"}, "/"
+    return with_limits([*argv, "--", *cmd], limits), {"PATH": "/usr/bin:/bin"}, "/"
 
 
 def _tex_live_root(tool_path: str) -> Path | None:
@@ -449,7 +360,7 @@ def output_of(
     try:
         done = subprocess.run(
             argv, cwd=run_cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=seconds,
-            start_new_session=True, preexec_fn=_preexec(limits),
+            start_new_session=True, preexec_fn=preexec(limits),
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return None
@@ -498,7 +409,7 @@ def run(
     try:
         proc = subprocess.Popen(
             argv, cwd=run_cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_preexec(limits),
+            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=preexec(limits),
             pass_fds=(info_write, status_write) if confined else (),
         )  # fmt: skip
     except BaseException:

@@ -27,6 +27,7 @@ from pytest_patchwrite import envfaults, sandbox
 from pytest_patchwrite.errors import EnvironmentFault
 from pytest_patchwrite.explog import load_logs
 from pytest_patchwrite.gates import outcomes
+from pytest_patchwrite.sandboxlimits import Limits
 
 REPO = Path(__file__).resolve().parents[1]
 PW = f"{shlex.quote(sys.executable)} -m pytest_patchwrite.cli"
@@ -294,13 +295,13 @@ def test_a_sandbox_that_cannot_start_is_told_apart_from_a_failing_tool(tmp_path:
                           fonts=missing)  # fmt: skip
     assert outcome.returncode == 1 and "Can't find source path" in outcome.not_started
     with pytest.raises(EnvironmentFault) as raised:
-        outcomes.judge("pdflatex", outcome, sandbox.Limits(), paper, paper / "main.log", None)
+        outcomes.judge("pdflatex", outcome, Limits(), paper, paper / "main.log", None)
     assert raised.value.reason == "sandbox_failed" and "could not start" in str(raised.value)
     # a tool that ran and failed on its own is no such thing, whatever it printed
     (paper / "main.tex").write_text(PAPER.replace("Hello", "\\typeout{bwrap: No space left on device}\\undefined"))
     failed = sandbox.run("pdflatex", ["-interaction=nonstopmode"], ["main.tex"], paper, deadline=deadline)
     assert failed.returncode == 1 and failed.not_started == "" and failed.signal == 0
-    assert outcomes.judge("pdflatex", failed, sandbox.Limits(), paper, paper / "main.log", None) == ""
+    assert outcomes.judge("pdflatex", failed, Limits(), paper, paper / "main.log", None) == ""
 
 
 def test_a_printed_disk_full_message_proves_nothing(tmp_path: Path) -> None:

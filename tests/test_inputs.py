@@ -151,7 +151,7 @@ def test_a_bad_limit_in_the_environment_is_an_input_error_naming_it(
     import subprocess
     import sys
 
-    from pytest_patchwrite.sandbox import Limits
+    from pytest_patchwrite.sandboxlimits import Limits
 
     monkeypatch.setenv("PATCHWRITE_SANDBOX_MEMORY_MB", value)
     with pytest.raises(InputError, match="PATCHWRITE_SANDBOX_MEMORY_MB: .* is not a positive number"):

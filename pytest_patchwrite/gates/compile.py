@@ -16,6 +16,7 @@ from ..manuscript import ENGINES, Manuscript, infer_engine, load_manuscript
 from ..model import GateResult, PatchContext, Violation, failing
 from ..paths import Boundary
 from ..pdftext import PDF_SECONDS, read_pdf
+from ..sandboxlimits import Limits
 from ..texlog import ERROR, LogMessage, Recording, needs_rerun, parse_blg, parse_tex_log
 from . import cachetrust, fontcache, mirror, outcomes, record, verdicts, warm
 from .located import located_violations
@@ -101,7 +102,7 @@ class CompileGate:
         cache_dir: Path | str | None = None,
         use_cache: bool = True,
         trusted: bool = False,
-        limits: sandbox.Limits | None = None,
+        limits: Limits | None = None,
         extract_text: bool = False,
         warm_starts: bool = True,
         rootdir: Path | None = None,
@@ -122,7 +123,7 @@ class CompileGate:
         self.extract_text = extract_text
         # trusted: the manuscript's author is trusted, so engines run without the OS sandbox and nothing is refused
         self.trusted = trusted
-        self.limits = limits or sandbox.Limits.from_env()
+        self.limits = limits or Limits.from_env()
         # warm_starts: begin from the settled auxiliary files of an earlier compile of the manuscript (gates.warm)
         self.warm_starts = warm_starts and resolve
         self.rootdir = rootdir  # bounds a mirrored shared bibliography when no git work tree does

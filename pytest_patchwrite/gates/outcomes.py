@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .. import envfaults, sandbox
 from ..errors import EnvironmentFault
+from ..sandboxlimits import Limits
 from ..texlog import memory_exhausted, write_failed
 
 #: our sandbox limits: (what it bounds, the environment variable that raises it, its unit)
@@ -29,7 +30,7 @@ _ATTRIBUTE = {"memory": "memory_bytes", "file": "file_bytes", "cpu": "cpu_second
               "processes": "processes"}  # fmt: skip
 
 
-def ours(limit: str, limits: sandbox.Limits) -> bool:
+def ours(limit: str, limits: Limits) -> bool:
     """Return whether `limit` was ours: the sandbox's value, not a lower one this process inherited."""
     which = _RESOURCE.get(limit)
     if which is None:
@@ -53,7 +54,7 @@ def _inherited(limit: str, tool: str, place: Path) -> EnvironmentFault:
 
 
 def judge(
-    tool: str, outcome: sandbox.Outcome, limits: sandbox.Limits, tree: Path, log: Path | None, oom_before: int | None
+    tool: str, outcome: sandbox.Outcome, limits: Limits, tree: Path, log: Path | None, oom_before: int | None
 ) -> str:
     """Return "" when `tool` ended on its own, else the sandbox limit that stopped it ("timeout", "disk", "cpu",
     "file", "memory"); raise EnvironmentFault when the machine stopped it. `log`: the file the tool writes."""
@@ -100,7 +101,7 @@ def _read(path: Path) -> str:
         return ""
 
 
-def limit_message(limit: str, limits: sandbox.Limits, seconds: float) -> str:
+def limit_message(limit: str, limits: Limits, seconds: float) -> str:
     """Return the violation text of a run one of our sandbox limits stopped: the limit, its value, its variable."""
     what, variable = LIMITS[limit]
     value = int(getattr(limits, _ATTRIBUTE[limit]))
