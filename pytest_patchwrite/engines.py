@@ -15,8 +15,8 @@ from pathlib import Path
 
 from .errors import InputError
 from .inputs import read_prefix
-from .latex import mask
 from .manuscript import engine_from_magic, package_engine
+from .texmask import mask
 
 PDF_MODES = {"1": "pdflatex", "4": "lualatex", "5": "xelatex"}
 RC_FILES = ("latexmkrc", ".latexmkrc")  # latexmk reads both from the working directory, the later one wins

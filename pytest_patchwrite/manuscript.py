@@ -12,8 +12,9 @@ from typing import Any
 
 from .errors import InputError, InputTooLarge, PatchwriteError
 from .inputs import HELD_FILE_BYTES, MB, decode, hold, limit_for, note_read, open_regular, read_text
-from .latex import mask, scan
+from .latex import scan
 from .paths import Boundary, repository_top
+from .texmask import mask
 from .treecopy import CopyCap, copy_tree
 
 ENGINES = ("pdflatex", "xelatex", "lualatex")

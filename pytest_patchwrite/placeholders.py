@@ -14,7 +14,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .latex import _inside, _merge, _structural_ranges, command_args, dead_branches, defined, mask
+from .latex import _structural_ranges, dead_branches, defined
+from .texmask import _inside, _merge, command_args, mask
 
 PLACEHOLDER = re.compile(r"(?<![\w\\])(?:TODO|FIXME|XXX|TBD)(?!\w)|\?\?|\\todo\b|\[[Cc]itation needed\]")
 _TODONOTES = re.compile(r"\\usepackage\s*\[(?P<options>[^\]]*)\]\s*\{[^}]*\btodonotes\b")

@@ -1,7 +1,7 @@
 """Where a printed number stands: its sentence, or its table cell (row label, column headers, caption), and the
 anchor words that identify the occurrence when lines move.
 
-Part of the LaTeX layer: it reads the masked text `latex.mask` gives and the numbers `latex.scan`
+Part of the LaTeX layer: it reads the masked text `texmask.mask` gives and the numbers `latex.scan`
 found, and adds the layout the binder ranks log entries by.
 """
 
@@ -11,7 +11,8 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
-from .latex import Number, command_args, mask
+from .latex import Number
+from .texmask import command_args, mask
 
 TABULARS = ("tabular", "tabular*", "tabularx", "tabulary", "longtable", "tblr")
 _TABULAR_ARGS = {"tabular": 1, "tabular*": 2, "tabularx": 2, "tabulary": 2, "longtable": 1, "tblr": 1}

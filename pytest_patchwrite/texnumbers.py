@@ -1,6 +1,6 @@
 """How the LaTeX scanner reads a printed number: its grammar, its value, and the spans that hold none.
 
-Part of the one LaTeX scanner: only `latex.scan()` calls this module, on text that `latex.mask()`
+Part of the one LaTeX scanner: only `latex.scan()` calls this module, on text that `texmask.mask()`
 has already stripped of comments and verbatim. A printed number is one token however TeX spells
 it: `7.0{\\times}10^{-3}`, `7.0 \\cdot 10^{-3}` and `\\num{7e-3}` are all 0.007 printed to 10^-4;
 `42{,}930.5`, `42\\,930.5` and `42,930.5` are 42930.5. What is no measurement holds no number:

@@ -9,17 +9,17 @@ from pathlib import Path
 
 from conftest import require_tool
 
-from pytest_patchwrite import latex
+from pytest_patchwrite import texmask
 from pytest_patchwrite.model import MAX_PRINTED, Violation, printed_lines
 
 
 def test_mask_is_computed_once_per_text_and_its_comments_are_the_callers() -> None:
     text = "a % one\n\\verb|%x| b\n\\begin{verbatim}\n%no\n\\end{verbatim}\nc % two\n"
-    first, comments = latex.mask(text)
+    first, comments = texmask.mask(text)
     assert first.count("\n") == text.count("\n") and "one" not in first and "%x" not in first
     assert comments == {1: " one", 6: " two"}
     comments[1] = "changed"
-    again = latex.mask(text)
+    again = texmask.mask(text)
     assert again[0] is first  # the cached result
     assert again[1] == {1: " one", 6: " two"}
 

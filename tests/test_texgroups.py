@@ -6,7 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_patchwrite import texgroups
-from pytest_patchwrite.latex import command_args, scan
+from pytest_patchwrite.latex import scan
+from pytest_patchwrite.texmask import command_args
 
 KINDS = (("{", "}"), ("[", "]"), ("(", ")"), ("<", ">"))
 

@@ -20,9 +20,10 @@ from ..bib import resolve_bib
 from ..errors import InputError
 from ..gates.evidence import EvidenceConfig
 from ..inputs import read_text
-from ..latex import mask, scan
+from ..latex import scan
 from ..manuscript import Manuscript
 from ..paths import Boundary, OutsideTree
+from ..texmask import mask
 from .sections import Reader, flatten
 
 _DOI = re.compile(r"(10\.\d{4,9}/\S+)", re.IGNORECASE)

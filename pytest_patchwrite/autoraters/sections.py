@@ -9,9 +9,9 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..inputs import read_text
-from ..latex import command_args, mask
 from ..manuscript import input_spans
 from ..paths import Boundary
+from ..texmask import command_args, mask
 
 Reader = Callable[[Path], "str | None"]
 

@@ -17,11 +17,11 @@ import os
 from pathlib import Path
 
 from ..errors import InputTooLarge
-from ..latex import mask
 from ..manuscript import Manuscript, copy_hashing, copy_manuscript_dir
 from ..paths import Boundary
 from ..snapshot import shared_bibliographies
 from ..tempfiles import remove_tree
+from ..texmask import mask
 
 
 def refers_above(manuscript: Manuscript) -> bool:
