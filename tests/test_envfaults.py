@@ -545,7 +545,7 @@ def test_retry_once_runs_again_once_then_lets_the_fault_through() -> None:
 def test_a_broken_pipe_inside_the_engine_is_the_manuscripts_outcome(tmp_path: Path) -> None:
     # xelatex gets SIGPIPE when xdvipdfmx, reading its output, stops on a figure it cannot convert: latexmk
     # fails such a paper too, so it is a verdict (engine_exit), not an environment error; a SIGKILL stays one
-    limits = sandbox.Limits()
+    limits = Limits()
     pipe = sandbox.Outcome(returncode=-signal.SIGPIPE, signal=signal.SIGPIPE)
     assert outcomes.judge("xelatex", pipe, limits, tmp_path, None, envfaults.oom_kills()) == ""
     killed = sandbox.Outcome(returncode=-signal.SIGKILL, signal=signal.SIGKILL)
