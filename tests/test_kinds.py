@@ -31,8 +31,8 @@ DYNAMIC = {
     ("prdiff.py", "f'added_{kind}'"): {"added_number", "added_cite"},
     ("prdiff.py", "f'removed_{kind}'"): {"removed_number", "removed_cite"},
     # these pass on a kind that was already collected: from a log message, a violation, an EditError
-    ("gates/compile.py", "m.kind"): set(),
-    ("gates/compile.py", "violation.kind"): set(),
+    ("gates/located.py", "m.kind"): set(),
+    ("gates/located.py", "violation.kind"): set(),
     ("gates/compile.py", "message.kind"): set(),
     ("texlog.py", "kind"): set(),
     ("transaction.py", "exc.reason"): set(),
