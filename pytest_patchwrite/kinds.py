@@ -363,17 +363,18 @@ ENTRIES: tuple[Kind, ...] = (
     Kind(
         "binding_changed",
         "diff",
-        "warning",
+        "error or warning",
         "In the `diff` item, the change adds, removes or re-points a binding of the bindings file (listed at the "
-        "number it binds); the number lock judges with the base's bindings.",
+        "number it binds); the number lock judges with the base's bindings. Under `evidence-from base` it is an error.",
         "Review it like a lockfile change: check that the number really reports the new entry.",
     ),
     Kind(
         "log_changed",
         "diff",
-        "warning",
+        "error or warning",
         "In the `diff` item, the change alters a declared experimental log: each bound entry whose value moved is "
-        "listed at the number it binds; a changed log that moves no bound entry is listed once at the root.",
+        "listed at the number it binds; a changed log that moves no bound entry is listed once at the root. "
+        "Under `evidence-from base` it is an error.",
         "Review it: a rerun the paper follows is fine; a log edited to fit the paper is not.",
     ),
     Kind(

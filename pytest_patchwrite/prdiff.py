@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ from .gates.evidence import EvidenceConfig, EvidenceReport, as_added, engine_und
 from .gates.headrules import line_opcodes, settings_changes
 from .latex import cite_commands, scan
 from .manuscript import Manuscript, load_manuscript, magic_line
-from .model import WARNING, GateResult, Violation, display_path, failing
+from .model import ERROR, WARNING, GateResult, Violation, display_path, failing
 
 
 class BaseError(InputError):
@@ -133,6 +133,8 @@ def diff_manuscript(
         base_bindings = base.text(bindings_path) if bindings_path.resolve().is_relative_to(base.top.resolve()) else None
         evidence = evaluate(manuscript, config, base_texts, bindings_text=base_bindings, bindings_from_disk=False)
         binding_notes = _binding_notes(manuscript, config, base, bindings_path, base_bindings, evidence)
+        if evidence_from == "base":  # only what the base holds attests: a change to the logs or bindings fails
+            binding_notes = [replace(v, severity=ERROR) for v in binding_notes]
     elif evidence is None:
         evidence = evaluate(manuscript, config)
     if evidence.timed_out:  # the locks were stopped: nothing was judged, so nothing passes

@@ -98,3 +98,6 @@ def test_diff_judges_with_the_base_bindings_and_lists_binding_and_log_changes(tm
     assert failing == [] and report.result().ok
     notes = [v.message for v in report.failures if v.kind == "log_changed"]
     assert "log results.json ours.clean_acc: 0.9142 -> 0.925" in notes
+    # under evidence-from base only the base's logs attest: the same rerun fails, at the log change
+    strict = diff_manuscript(root, GitBase.open(tmp_path / "paper", "main"), EvidenceConfig(), evidence_from="base")
+    assert ("log_changed", "error") in {(v.kind, v.severity) for v in strict.failures} and not strict.result().ok
