@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from conftest import example_repository, require_tool
 
 from pytest_patchwrite.gates.evidence import EvidenceConfig
 from pytest_patchwrite.prdiff import GitBase, diff_manuscript
@@ -69,17 +69,12 @@ def git(repo: Path, *args: str) -> str:
 
 
 def test_diff_judges_with_the_base_bindings_and_lists_binding_and_log_changes(tmp_path: Path) -> None:
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed: apt-get install git")
-    git(tmp_path, "init", "-q", "-b", "main")
-    git(tmp_path, "config", "user.email", "test@example.org")
-    git(tmp_path, "config", "user.name", "Test")
-    shutil.copytree(EXAMPLE, tmp_path / "paper")
+    example_repository(tmp_path, ("paper",))
     root = tmp_path / "paper" / "main.tex"
     bind = [sys.executable, "-m", "pytest_patchwrite.cli", "bind", str(root)]
     assert subprocess.run(bind, capture_output=True, text=True).returncode == 0
     git(tmp_path, "add", "-A")
-    git(tmp_path, "commit", "-qm", "base")
+    git(tmp_path, "commit", "-qm", "bindings")  # the base holds the bindings file
     results = tmp_path / "paper" / "sections" / "results.tex"
     # the pull request swaps two table cells and rebinds, so its own bindings file agrees with it
     results.write_text(results.read_text().replace("Ours & 91.4 & 86.9", "Ours & 86.9 & 91.4"))
