@@ -83,22 +83,17 @@ def apply_process(root: Path, rel: str, edit: str, cache: Path, scratch: Path) -
     return seconds, json.loads(done.stdout)["accepted"]
 
 
-def cold_applies(source: Path, cands: list[tuple[str, str]], work: Path) -> list[float]:
-    root = fresh_copy(source, work / "cold")
+def process_applies(source: Path, cands: list[tuple[str, str]], work: Path, warm: bool) -> list[float]:
+    """Return the seconds of `patchwrite apply` as a process per candidate: cold (a fresh cache each) or warm
+    (one cache, filled by a `check` first)."""
+    label = "warm" if warm else "cold"
+    root = fresh_copy(source, work / label)
+    if warm:
+        subprocess.run([*CLI, "check", str(root)], capture_output=True, env=env_with_cache(work / "warm-cache"),
+                       check=False)  # fmt: skip
     out = []
     for n, (rel, edit) in enumerate(cands):
-        seconds, accepted = apply_process(root, rel, edit, work / f"cold-cache-{n}", work)
-        assert accepted, edit
-        out.append(seconds)
-    return out
-
-
-def warm_applies(source: Path, cands: list[tuple[str, str]], work: Path) -> list[float]:
-    root = fresh_copy(source, work / "warm")
-    cache = work / "warm-cache"
-    subprocess.run([*CLI, "check", str(root)], capture_output=True, env=env_with_cache(cache), check=False)
-    out = []
-    for rel, edit in cands:
+        cache = work / ("warm-cache" if warm else f"cold-cache-{n}")
         seconds, accepted = apply_process(root, rel, edit, cache, work)
         assert accepted, edit
         out.append(seconds)
@@ -131,8 +126,8 @@ def server_candidates(source: Path, cands: list[tuple[str, str]], work: Path) ->
 
 def measure(name: str, source: Path, count: int, work: Path) -> dict[str, float]:
     cands = edits(source, count)
-    cold = cold_applies(source, cands, work)
-    warm = warm_applies(source, cands, work)
+    cold = process_applies(source, cands, work, warm=False)
+    warm = process_applies(source, cands, work, warm=True)
     served = server_candidates(source, cands, work)
     later = statistics.median(served[1:])
     row = {

@@ -283,10 +283,11 @@ def read_bindings(path: Path, manuscript: Manuscript) -> tuple[str | None, list[
     bindings = parse(text, path, manuscript.root)
     for number, binding in enumerate(bindings, start=1):
         for what, named in (("file", binding.file), ("log", binding.log)):
-            if boundary.allowed(named, shared=True) is None:  # never stat'ed as evidence, never printed as a place
-                why = boundary.why_refused(named, shared=True)
-                raise InputError(path, f"binding {number} names a {what} outside the manuscript's tree ({why}); "
-                                       "rewrite it with `patchwrite bind`")  # fmt: skip
+            try:  # never stat'ed as evidence, never printed as a place
+                boundary.require(named, str(named), shared=True)
+            except OutsideTree as exc:
+                raise InputError(path, f"binding {number} names a {what} outside the manuscript's tree ({exc.why}); "
+                                       "rewrite it with `patchwrite bind`") from None  # fmt: skip
     return text, bindings
 
 
