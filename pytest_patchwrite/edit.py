@@ -81,15 +81,16 @@ def count_lines(text: str) -> int:
     return len(split_lines(text))
 
 
+def line_texts(text: str) -> list[str]:
+    """Return each line's text without its terminator (LF or CRLF): a lone CR is the line's own character."""
+    return [raw[:-2] if raw.endswith("\r\n") else raw.removesuffix("\n") for raw in split_lines(text)]
+
+
 def number_lines(text: str) -> str:
     """Return the numbered view a proposer sees: right-aligned `N | text` lines."""
-    lines = split_lines(text)
+    lines = line_texts(text)
     width = len(str(len(lines))) if lines else 1
-    out = []
-    for i, raw in enumerate(lines, start=1):
-        content = raw.rstrip("\n").rstrip("\r")
-        out.append(f"{i:>{width}} | {content}\n")
-    return "".join(out)
+    return "".join(f"{i:>{width}} | {content}\n" for i, content in enumerate(lines, start=1))
 
 
 def _line_number(text: str) -> int:

@@ -7,8 +7,10 @@ Actions workflow command (`::stop-commands::TOKEN` silences every later annotati
 `text()` shows every C0 and C1 control character, DEL and ESC as an escape (`\\n`,
 `\\x1b`), as well as the Unicode line separators, bidirectional overrides and lone
 surrogates (undecodable bytes); `line()` does the same and makes sure the line cannot
-start with `::`. Annotations (`annotation_data`, `annotation_property`) escape as
-GitHub's toolkit does, after `text()`.
+start with `::`. `listing()` prints text of several lines (a numbered source, a model's
+reply) the same way line by line, but keeps a TAB as a tab: a tab moves no cursor and is no
+workflow command, and a proposer's edit must reproduce it. Annotations (`annotation_data`,
+`annotation_property`) escape as GitHub's toolkit does, after `text()`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import re
 # lone surrogates (what `surrogateescape` made of undecodable bytes)
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# the same, less TAB (and LF, which ends a listed line)
+_UNSAFE_LISTED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -37,13 +41,31 @@ def text(value: object) -> str:
     return _UNSAFE.sub(_escape, raw) if _UNSAFE.search(raw) else raw
 
 
-def line(value: object) -> str:
-    """Return one printed line: `text(value)`, and a leading `::` (after blanks) shown as `\\x3a:`."""
-    shown = text(value)
+def _unled(shown: str) -> str:
+    """Return `shown` with a leading `::` (after blanks) shown as `\\x3a:`: never a workflow command."""
     stripped = shown.lstrip()
     if stripped.startswith("::"):
         return shown[: len(shown) - len(stripped)] + "\\x3a" + stripped[1:]
     return shown
+
+
+def line(value: object) -> str:
+    """Return one printed line: `text(value)`, and a leading `::` (after blanks) shown as `\\x3a:`."""
+    return _unled(text(value))
+
+
+def listing(value: object) -> str:
+    """Return text of several lines as printed: each line (split at LF) escaped as `line()` does, TABs kept."""
+    raw = str(value)
+    if not _UNSAFE_LISTED.search(raw) and "::" not in raw:
+        return raw
+    return "\n".join(_unled(_UNSAFE_LISTED.sub(_escape, part)) for part in raw.split("\n"))
+
+
+def escaped_in(value: object) -> list[str]:
+    """Return the characters `listing(value)` shows as escapes, each once, as it shows them (`['\\x1b', '\\r']`)."""
+    found = dict.fromkeys(m.group(0) for m in _UNSAFE_LISTED.finditer(str(value)))
+    return [_UNSAFE_LISTED.sub(_escape, ch) for ch in found]
 
 
 def annotation_data(value: object) -> str:

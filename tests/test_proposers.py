@@ -84,6 +84,7 @@ def test_prompt_contract() -> None:
 class _Peer(http.server.BaseHTTPRequestHandler):
     mode = "ok"
     hits = 0
+    content = "DELETE 1 1"
 
     def do_POST(self) -> None:  # noqa: N802 - the http.server API
         type(self).hits += 1
@@ -95,7 +96,7 @@ class _Peer(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b"internal error")
             return
-        body = json.dumps({"model": "peer", "choices": [{"message": {"content": "DELETE 1 1"}}]}).encode()
+        body = json.dumps({"model": "peer", "choices": [{"message": {"content": self.content}}]}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.end_headers()
@@ -270,3 +271,22 @@ def test_propose_apply_runs_the_proposal_through_the_gates(peer: tuple[str, type
             "--model", "peer", "--no-compile-gate", "--no-evidence-gate"]  # fmt: skip
     assert main(args) == 0
     assert paper.read_text() == "kept\n"
+
+
+def test_propose_prints_the_reply_escaped_and_applies_it_as_it_came(
+    peer: tuple[str, type[_Peer]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_patchwrite.cli import main
+
+    url, handler = peer
+    # a reply echoing what a manuscript can plant: a screen clear, a workflow command, a tab, a BEL
+    handler.content = "```EDIT 1 1\n\x1b[2J\tkept\x07\n::stop-commands::x\n```"
+    paper = tmp_path / "notes.tex"
+    paper.write_text("TODO remove me\nkept\n")
+    args = ["propose", str(paper), "--note", "a placeholder", "--apply", "--proposer", "openai", "--base-url", url,
+            "--model", "peer", "--no-compile-gate", "--no-evidence-gate"]  # fmt: skip
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert out == "```EDIT 1 1\n\\x1b[2J\tkept\\x07\n\\x3a:stop-commands::x\n```\n"
+    assert "\x1b" not in err and "\x07" not in err and "(\\x1b, \\x07)" in err
+    assert paper.read_text() == "\x1b[2J\tkept\x07\n::stop-commands::x\nkept\n"  # the reply as it came

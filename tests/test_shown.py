@@ -50,3 +50,11 @@ def test_markdown_renders_literally_without_links_or_mentions() -> None:
     assert "@octocat" not in cell and "@&#8203;octocat" in cell
     assert " <img" not in cell and "\\<img" in cell and "\\|a\\|" in cell
     assert stepsummary.cell("a\x1b[31mb\nc") == "a\\\\x1b\\[31mb c"
+
+
+def test_listing_keeps_tabs_and_escapes_every_other_control_per_line() -> None:
+    text = "a\tb\n\x1b[2J\nend\rback\n::stop-commands::x\nbel\x07 csi\x9b31m\n"
+    assert shown.listing(text) == "a\tb\n\\x1b[2J\nend\\rback\n\\x3a:stop-commands::x\nbel\\x07 csi\\x9b31m\n"
+    assert shown.listing("plain\n\ttabbed\n") == "plain\n\ttabbed\n"  # nothing to escape: the same string
+    assert shown.escaped_in(text) == ["\\x1b", "\\r", "\\x07", "\\x9b"]
+    assert shown.escaped_in("a\tb\n") == []

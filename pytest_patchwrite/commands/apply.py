@@ -67,14 +67,15 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK if result.accepted else EXIT_FAILED
     if result.accepted:
         lo, hi = result.span or (0, 0)
-        print(f"{path}: accepted {result.edit.verb if result.edit else 'EDIT'} {lo} {hi} ({result.seconds:.2f} s)")
+        verb = result.edit.verb if result.edit else "EDIT"
+        print(shown.line(f"{path}: accepted {verb} {lo} {hi} ({result.seconds:.2f} s)"))
     else:
         print(shown.line(f"{path}: rejected at {result.stage} ({result.reason})"))
         for violation in result.violations:
             bare = shown.line(f"{path}: {violation.kind}: {violation.message}")
             print(violation.format(Path.cwd()) if violation.line else bare)
     for check, why in result.skipped.items():
-        print(f"{path}: {check} not checked: {why}")
+        print(shown.line(f"{path}: {check} not checked: {why}"))
     return EXIT_OK if result.accepted else EXIT_FAILED
 
 

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from .. import shown
 from ..binder import EntryIndex, candidates
 from ..errors import InputError
 from ..gates.binding import BindOutcome, bind_root, write_bindings
@@ -79,14 +80,16 @@ def _print(outcome: BindOutcome, verb: str) -> None:
         if bound.how == "ambiguous":
             occ = bound.occurrence
             names = ", ".join(f"{_rel(c.entry.log, base)} {c.entry.at}" for c in bound.alternatives)
-            print(f"{_rel(occ.file)}:{occ.number.line}: warning: ambiguous_binding {occ.token} bound to "
-                  f"{_rel(bound.best.entry.log, base)} {bound.best.entry.at}; as well fits {names}")  # fmt: skip
+            best = f"{_rel(bound.best.entry.log, base)} {bound.best.entry.at}"
+            where = f"{_rel(occ.file)}:{occ.number.line}"
+            print(shown.line(f"{where}: warning: ambiguous_binding {occ.token} bound to {best}; as well fits {names}"))
     for occ in rec.result.unattested:
-        print(f"{_rel(occ.file)}:{occ.number.line}: warning: unattested_number {occ.token} fits no log entry")
+        where = f"{_rel(occ.file)}:{occ.number.line}"
+        print(shown.line(f"{where}: warning: unattested_number {occ.token} fits no log entry"))
     c = rec.result.counts()
-    print(f"{_rel(outcome.path)}: {verb}: {c['bound']} of {c['numbers']} number(s) bound ({c['unique']} uniquely, "
-          f"{c['context']} by context, {c['ambiguous']} ambiguous, {c['derived']} derived, {c['kept']} kept); "
-          f"{c['unattested']} unattested")  # fmt: skip
+    print(shown.line(f"{_rel(outcome.path)}: {verb}: {c['bound']} of {c['numbers']} number(s) bound ({c['unique']} "
+                     f"uniquely, {c['context']} by context, {c['ambiguous']} ambiguous, {c['derived']} derived, "
+                     f"{c['kept']} kept); {c['unattested']} unattested"))  # fmt: skip
 
 
 def run(root: Path, *, check: bool = False, as_json: bool = False, trusted: bool = False) -> int:
@@ -162,10 +165,11 @@ def suggest(root: Path, as_json: bool = False, trusted: bool = False) -> int:
         print(json.dumps({"numbers": len(occs), "files": files, "magic_comment": comment}, indent=2))
         return 0
     if not rows:
-        print(f"{_rel(manuscript.root)}: no result or config file in {top} attests any of its {len(occs)} number(s)")
+        print(shown.line(f"{_rel(manuscript.root)}: no result or config file in {top} attests any of its "
+                         f"{len(occs)} number(s)"))  # fmt: skip
         return 0
     for attested, path in rows[:20]:
-        print(f"{attested:5d} of {len(occs)}  {_rel(path, manuscript.directory)}")
+        print(shown.line(f"{attested:5d} of {len(occs)}  {_rel(path, manuscript.directory)}"))
     print("paste at the top of the root file:")
-    print(f"% !patchwrite log = {', '.join(names)}")
+    print(shown.line(f"% !patchwrite log = {', '.join(names)}"))
     return 0

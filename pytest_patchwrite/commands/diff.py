@@ -87,4 +87,4 @@ def pages_line(pages: Any) -> str:
     """Return the one line `--pages` prints: what was drawn, counted and left out, and where."""
     line = (f"pages: {len(pages.shown)} changed page(s) drawn, {pages.unchanged} unchanged, "
             f"{pages.same_pixels} same pixels, {len(pages.left_out)} left out -> {pages.directory / 'index.html'}")
-    return line + (f" ({pages.note})" if pages.note else "")
+    return shown.line(line + (f" ({pages.note})" if pages.note else ""))

@@ -61,12 +61,17 @@ def run(args: argparse.Namespace) -> int:
         Path(args.output).write_text(fault.broken, encoding="utf-8", newline="")
         written.append(args.output)
     elif not args.out_tree:
-        sys.stdout.write(fault.broken)
+        # stdout may be a CI log: the text is printed escaped, and `-o FILE` writes its exact bytes
+        sys.stdout.write(shown.listing(fault.broken))
+        escaped = shown.escaped_in(fault.broken)
+        if escaped:
+            print(f"patchwrite: note: the text holds characters printed as escapes ({', '.join(escaped)}); "
+                  "-o FILE writes it as it is", file=sys.stderr)  # fmt: skip
     where = display_path(str(site), Path.cwd())
     print(shown.line(f"{where}:{fault.line}: {fault.name} ({fault.fault_class}): {fault.note}"), file=sys.stderr)
     for skipped in verified.rejected:
-        print(f"  skipped a site that does not break the document: {skipped}", file=sys.stderr)
+        print(shown.line(f"  skipped a site that does not break the document: {skipped}"), file=sys.stderr)
     print(f"  verified: {verified.outcome}", file=sys.stderr)
     for out in written:
-        print(f"  written to {out}", file=sys.stderr)
+        print(shown.line(f"  written to {out}"), file=sys.stderr)
     return EXIT_OK

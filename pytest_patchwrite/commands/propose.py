@@ -1,4 +1,10 @@
-"""`patchwrite propose FILE --note ...`: a model proposes one EDIT (optionally applied behind the gates)."""
+"""`patchwrite propose FILE --note ...`: a model proposes one EDIT (optionally applied behind the gates).
+
+The model sees the source as it is (`ProposalRequest.numbered`: tabs, control characters and all,
+so that its edit can reproduce a line exactly); what it answers is printed through
+`shown.listing` (a reply is the manuscript's text and a prompt-injected model's), and `--apply`
+judges the reply as it came, never the printed copy.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import shown
 from ..edit import DEFAULT_MAX_SPAN
 from ..inputs import read_text
 from ..transaction import try_patch
@@ -68,11 +75,15 @@ def run(args: argparse.Namespace) -> int:
     log = read_text(Path(args.log), kind="log") if args.log else ""
     request = ProposalRequest.for_text(text, log, args.note, args.max_span)
     proposal = proposer_from(args).propose(request)
-    print(proposal.raw)
-    print(f"# {proposal.model}, {proposal.seconds:.2f} s", file=sys.stderr)
+    print(shown.listing(proposal.raw))
+    escaped = shown.escaped_in(proposal.raw)
+    if escaped:
+        print(f"patchwrite: note: the reply holds characters printed as escapes ({', '.join(escaped)}); "
+              "--apply judges the reply as it came", file=sys.stderr)  # fmt: skip
+    print(shown.line(f"# {proposal.model}, {proposal.seconds:.2f} s"), file=sys.stderr)
     if not args.apply:
         return EXIT_OK
     result = try_patch(path, proposal.raw, gates_for(args, path), max_span=args.max_span)
     verdict = "accepted" if result.accepted else f"rejected at {result.stage} ({result.reason})"
-    print(f"{path}: {verdict}", file=sys.stderr)
+    print(shown.line(f"{path}: {verdict}"), file=sys.stderr)
     return EXIT_OK if result.accepted else EXIT_FAILED
