@@ -15,7 +15,7 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock
 
-from . import envfaults, sandbox
+from . import envfaults, sandbox, sandboxcmd
 from .errors import InputError
 from .inputs import decode, read_held
 from .paths import Boundary, OutsideTree
@@ -141,7 +141,7 @@ def resolve_bib(name: str, directory: Path, boundary: Boundary | None = None) ->
         return boundary.require(local, name, shared=True) if local.is_file() else None
     if "/" in filename or not shutil.which("kpsewhich"):
         return None
-    confined = not boundary.trusted and sandbox.available()
+    confined = not boundary.trusted and sandboxcmd.available()
     with sandbox.job_directory("kpse") as tree:
         found = sandbox.output_of("kpsewhich", ["-must-exist"], [filename], tree, confined=confined)
     if not found or not found.strip():

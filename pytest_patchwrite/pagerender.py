@@ -6,7 +6,7 @@ import shutil
 import time
 from pathlib import Path
 
-from . import sandbox
+from . import sandbox, sandboxcmd
 from .sandboxlimits import GiB, Limits, MiB
 
 TOOL = "pdftoppm"
@@ -35,9 +35,9 @@ def render_page(pdf: Path, page: int, out: Path, *, side: int, deadline: float, 
     with sandbox.job_directory("pages") as tree:
         shutil.copyfile(pdf, tree / "in.pdf")
         options = ["-png", "-singlefile", "-f", str(page), "-l", str(page), "-scale-to", str(side)]
-        confined = not trusted and sandbox.available()
+        confined = not trusted and sandboxcmd.available()
         if not confined and not trusted:
-            raise RenderError(f"no sandbox can be made here ({sandbox.unavailable_reason()})")
+            raise RenderError(f"no sandbox can be made here ({sandboxcmd.unavailable_reason()})")
         outcome = sandbox.run(TOOL, options, ["in.pdf", "page"], tree, deadline=deadline, limits=LIMITS,
                               confined=confined)  # fmt: skip
         made = tree / "page.png"

@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import sandbox
+from . import sandboxcmd
 
 _warned = False
 
@@ -23,7 +23,7 @@ def warn_once() -> None:
         return
     _warned = True
     message = (
-        f"patchwrite: no OS sandbox: {sandbox.unavailable_reason()}; engines run with kpathsea's paranoid "
+        f"patchwrite: no OS sandbox: {sandboxcmd.unavailable_reason()}; engines run with kpathsea's paranoid "
         "settings only, and lualatex, biber and file-embedding primitives are refused (install bubblewrap, or pass "
         "--trusted-input for a manuscript you trust)"
     )

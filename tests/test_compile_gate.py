@@ -291,7 +291,7 @@ def test_unknown_engine_is_a_clear_error() -> None:
 
 
 def test_sandbox_environment() -> None:
-    from pytest_patchwrite.sandbox import tex_env as sandbox_env
+    from pytest_patchwrite.sandboxcmd import tex_env as sandbox_env
 
     os.environ["TEXMFOUTPUT"] = "/"
     try:

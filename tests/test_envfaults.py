@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite import envfaults, sandbox
+from pytest_patchwrite import envfaults, sandbox, sandboxcmd
 from pytest_patchwrite.errors import EnvironmentFault
 from pytest_patchwrite.explog import load_logs
 from pytest_patchwrite.gates import outcomes
@@ -286,11 +286,11 @@ def test_the_disk_limit_names_itself_not_a_timeout(tmp_path: Path) -> None:
 
 
 def test_a_sandbox_that_cannot_start_is_told_apart_from_a_failing_tool(tmp_path: Path) -> None:
-    if not sandbox.available():
-        pytest.skip(sandbox.unavailable_reason())
+    if not sandboxcmd.available():
+        pytest.skip(sandboxcmd.unavailable_reason())
     paper = _paper(tmp_path).parent
     deadline = time.monotonic() + 120
-    missing = sandbox.FontDirs(tmp_path / "no-such-dir")  # bwrap's own bind of it fails before pdflatex runs
+    missing = sandboxcmd.FontDirs(tmp_path / "no-such-dir")  # bwrap's own bind of it fails before pdflatex runs
     outcome = sandbox.run("pdflatex", ["-interaction=nonstopmode"], ["main.tex"], paper, deadline=deadline,
                           fonts=missing)  # fmt: skip
     assert outcome.returncode == 1 and "Can't find source path" in outcome.not_started

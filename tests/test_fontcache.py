@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite import sandbox
+from pytest_patchwrite import sandbox, sandboxcmd
 from pytest_patchwrite.gates import fontcache
 from pytest_patchwrite.gates.compile import CompileGate
 
@@ -21,8 +21,8 @@ def _require_sandbox() -> None:
     require_tool("bwrap", "bubblewrap")
     require_tool("pdflatex")
     require_tool("mktexpk", "texlive-binaries")
-    if not sandbox.available():
-        message = f"bubblewrap cannot make a sandbox here: {sandbox.unavailable_reason()}"
+    if not sandboxcmd.available():
+        message = f"bubblewrap cannot make a sandbox here: {sandboxcmd.unavailable_reason()}"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite import sandbox
+from pytest_patchwrite import sandbox, sandboxcmd
 from pytest_patchwrite.tempfiles import temp_root
 
 CANARY = "CANARYc4f2e91b"  # in the secret files, .git/config and the environment
@@ -387,8 +387,8 @@ def _require(attack: Attack) -> None:
     require_tool(attack.engine)
     for tool in attack.tools:
         require_tool(tool)
-    if not sandbox.available():
-        message = f"bubblewrap cannot make a sandbox here: {sandbox.unavailable_reason()}"
+    if not sandboxcmd.available():
+        message = f"bubblewrap cannot make a sandbox here: {sandboxcmd.unavailable_reason()}"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)

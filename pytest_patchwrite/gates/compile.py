@@ -10,7 +10,7 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .. import envfaults, sandbox, snapshot, unconfined
+from .. import envfaults, sandbox, sandboxcmd, snapshot, unconfined
 from ..engines import needed_engine
 from ..manuscript import ENGINES, Manuscript, infer_engine, load_manuscript
 from ..model import GateResult, PatchContext, Violation, failing
@@ -133,7 +133,7 @@ class CompileGate:
         # warm = cold: passing warm compiles confirmed by a cold first run, and those it sent back to a cold compile
         self.confirmations = 0
         self.confirmations_failed = 0
-        self._fonts: sandbox.FontDirs | None = None  # the current compile's (fontcache)
+        self._fonts: sandboxcmd.FontDirs | None = None  # the current compile's (fontcache)
         self._texts: dict[Path, str] = {}  # the current compile's snapshot texts (where violations are located)
         self._stop = ""  # what stopped the last tool run: a sandbox limit or "timeout" (gates.outcomes)
         self._outcome: sandbox.Outcome | None = None  # how the last tool run ended
@@ -198,7 +198,7 @@ class CompileGate:
         if shutil.which(engine) is None:
             raise EngineMissing(f"{engine} is not installed (Debian package {PACKAGE_OF[engine]})")
         started = time.perf_counter()
-        confined = not self.trusted and sandbox.available()
+        confined = not self.trusted and sandboxcmd.available()
         if not self.trusted and not confined:
             unconfined.warn_once()
         start = warm.Start()
@@ -232,7 +232,7 @@ class CompileGate:
                 where = str(root.parent / rel_file) if rel_file else str(root)
                 report.violations = [Violation("unconfined", where, line, token, message)]
             else:
-                entry = root.name if sandbox.safe_file_name(root.name) else SAFE_ROOT
+                entry = root.name if sandboxcmd.safe_file_name(root.name) else SAFE_ROOT
                 if entry != root.name:
                     (work / root.name).rename(work / entry)
                 if warm_start and self.warm_starts:
@@ -402,7 +402,7 @@ class CompileGate:
         if shutil.which(tool) is None:
             raise EngineMissing(f"{tool} is not installed (Debian package {PACKAGE_OF.get(tool, tool)})")
         tree = sandbox.owning_job_directory(work) or work
-        confined = not self.trusted and sandbox.available()
+        confined = not self.trusted and sandboxcmd.available()
         # confined, kpathsea opens `../` and absolute names (the sandbox holds nothing else to open; sandbox.py)
         oom_before = envfaults.oom_kills()
         outcome = sandbox.run(tool, options, operands, tree, cwd=work, deadline=deadline, limits=self.limits,
@@ -422,7 +422,7 @@ class CompileGate:
 
     # -- the verdict cache ---------------------------------------------------------------
     def _cache_key(self, engine: str, sources: dict[str, bytes], root: Path) -> str:
-        confined = not self.trusted and sandbox.available()
+        confined = not self.trusted and sandboxcmd.available()
         options = [engine, root.name, str(self.max_runs), str(self.resolve), str(self.timeout),
                    str(self.extract_text), str(self.trusted), str(confined)]  # fmt: skip
         return verdicts.cache_key(options, sources)
@@ -467,8 +467,8 @@ def _relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[s
     candidate = Path(file)
     if candidate.is_absolute():
         tree = sandbox.owning_job_directory(work) or work
-        inner = Path(sandbox.TREE) / work.relative_to(tree)
-        for outer, cwd in ((Path(sandbox.TREE), inner), (tree.resolve(), work.resolve())):
+        inner = Path(sandboxcmd.TREE) / work.relative_to(tree)
+        for outer, cwd in ((Path(sandboxcmd.TREE), inner), (tree.resolve(), work.resolve())):
             if candidate.is_relative_to(outer):
                 candidate = Path(os.path.relpath(candidate, cwd))
                 break

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .. import sandbox
+from .. import sandbox, sandboxcmd
 from ..tempfiles import TEMP_SUFFIX, temp_file_prefix
 from .verdicts import default_cache_dir
 
@@ -51,13 +51,13 @@ def cache_dir() -> Path:
 
 
 @contextmanager
-def job_fonts(confined: bool) -> Iterator[sandbox.FontDirs | None]:
+def job_fonts(confined: bool) -> Iterator[sandboxcmd.FontDirs | None]:
     """Yield the font directories of one compile (None when not confined); afterwards, fill the cache."""
     if not confined:
         yield None
         return
     with sandbox.job_directory("fonts") as var:
-        yield sandbox.FontDirs(var, cache_dir())
+        yield sandboxcmd.FontDirs(var, cache_dir())
         try:
             build(made(var))  # not after an interrupt or error: the run is ending
         except OSError as exc:  # a read-only or full cache: the job's own fonts served it; later jobs make them again
@@ -132,8 +132,8 @@ def build(fonts: list[tuple[str, str, int]]) -> list[str]:
                 tool, options = "mktexpk", ["--mfmode", kind, "--bdpi", str(bdpi), "--mag", f"{dpi}/{bdpi}",
                                             "--dpi", str(dpi)]  # fmt: skip
             try:
-                sandbox.run(tool, options, [name], work, deadline=deadline, fonts=sandbox.FontDirs(var, cache_dir()))
-            except (OSError, ValueError, sandbox.SandboxError):
+                sandbox.run(tool, options, [name], work, deadline=deadline, fonts=sandboxcmd.FontDirs(var, cache_dir()))
+            except (OSError, ValueError, sandboxcmd.SandboxError):
                 return added
         for path in _files(var):
             rel = path.relative_to(var).as_posix()

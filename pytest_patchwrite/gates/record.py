@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 
-from .. import sandbox
+from .. import sandbox, sandboxcmd
 from ..texlog import Recording, log_inputs, parse_fls
 from .rerun import bib_input, read_log
 
@@ -33,7 +33,7 @@ def tree_inputs(record: Recording, work: Path, job: str) -> list[str]:
     the paper (`../refs.bib`) is.
     """
     tree = sandbox.owning_job_directory(work) or work
-    tops = ((sandbox.TREE, str(Path(sandbox.TREE) / work.relative_to(tree))), (str(tree), str(work)))
+    tops = ((sandboxcmd.TREE, str(Path(sandboxcmd.TREE) / work.relative_to(tree))), (str(tree), str(work)))
     found: dict[str, None] = {}
     for name in record.inputs:
         if os.path.isabs(name):
