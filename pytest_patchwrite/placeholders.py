@@ -14,7 +14,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .latex import _structural_ranges, dead_branches, defined
+from .latex import _structural_ranges, defined
+from .texconditionals import dead_branches
 from .texmask import _inside, _merge, command_args, mask
 
 PLACEHOLDER = re.compile(r"(?<![\w\\])(?:TODO|FIXME|XXX|TBD)(?!\w)|\?\?|\\todo\b|\[[Cc]itation needed\]")
@@ -101,9 +102,9 @@ def find(
 ) -> list[Candidate]:
     """Return the placeholders of a manuscript's files (file name, text) that a reader of the source would see.
 
-    `false_ifs`: the conditionals known to be false (`latex.false_conditionals`); `cites`: the manuscript's citation
-    commands (`latex.cite_commands`), whose arguments print no placeholder. The ranges are those `latex.scan` used
-    for the same texts (computed once).
+    `false_ifs`: the conditionals known to be false (`texconditionals.false_conditionals`); `cites`: the
+    manuscript's citation commands (`latex.cite_commands`), whose arguments print no placeholder. The ranges are
+    those `latex.scan` used for the same texts (computed once).
     """
     masked = [(file, mask(text)[0]) for file, text in files]
     defs: list[Definition] = []

@@ -18,10 +18,11 @@ from ..binder import EntryIndex, candidates
 from ..errors import InputError
 from ..gates.binding import BindOutcome, bind_root, write_bindings
 from ..gates.evidence import EvidenceConfig
-from ..latex import false_conditionals, scan
+from ..latex import scan
 from ..logentries import load_entries
 from ..manuscript import find_root, load_manuscript
 from ..paths import repository_top
+from ..texconditionals import false_conditionals
 from .common import TRUSTED_HELP
 
 

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..edit import Edit, line_ending
-from ..latex import _structural_ranges, conditional_spans, scan
+from ..latex import _structural_ranges, scan
 from ..placeholders import definitions
+from ..texconditionals import conditional_spans
 from ..texmask import _inside, _merge, mask
 from .documents import FAKE_KEY
 

@@ -39,13 +39,14 @@ from ..derived import derive, describe, formula_values
 from ..errors import InputError
 from ..explog import resolve_logs
 from ..inputs import read_text
-from ..latex import Scan, false_conditionals, scan
+from ..latex import Scan, scan
 from ..logentries import Entry, LogData, load_entries
 from ..manuscript import Manuscript, load_manuscript, magic_comments
 from ..model import WARNING, Violation
 from ..numeric import parse_number
 from ..paths import Boundary, OutsideTree
 from ..tempfiles import TEMP_SUFFIX, temp_file_prefix
+from ..texconditionals import false_conditionals
 
 
 @dataclass
