@@ -4,7 +4,8 @@ Every gate that reads LaTeX goes through `scan()`, which masks what TeX would no
 typeset as prose (comments, verbatim, structural command arguments) and yields
 cite keys and numeric tokens with their file and line (placeholders.py builds on it).
 The lexical layer it stands on (masking, command arguments, ranges) is `texmask.py`; which branches of
-TeX's conditionals are typeset is `texconditionals.py`.
+TeX's conditionals are typeset is `texconditionals.py`; the manuscript's citation commands (its wrappers)
+and definitions are `texcites.py`.
 """
 
 from __future__ import annotations
@@ -16,29 +17,13 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from .sentences import boundaries, sentence_of
+from .texcites import _MULTI_CITES, CITE_COMMANDS, cite_commands, defined
 from .texconditionals import dead_branches
-from .texmask import _inside, _merge, _per_text, command_args, mask, suppressions
+from .texmask import _CS, _inside, _merge, _per_text, command_args, mask, suppressions
 from .texnumbers import NUMBER, in_name, number_value, quiet_ranges, range_percent, si_numbers
 
 # environments whose numbers are coordinates, styles or reference data, never results
 NONPROSE_ENVS = ("tikzpicture", "pgfpicture", "axis", "picture", "thebibliography", "pspicture")
-
-# the citation commands of natbib, biblatex, ACL (acl.sty, acl_natbib), apacite, harvard, chicago and jurabib whose
-# first mandatory argument holds the keys; a macro the manuscript defines as a wrapper of one is one too
-# (`cite_commands`). Shared with `rate refs`, which never compiles.
-CITE_COMMANDS = frozenset(
-    """cite Cite citep citet citealp citealt citeauthor citeyear citeyearpar citenum citetext Citep Citet Citealp
-    Citealt Citeauthor citefullauthor Citefullauthor parencite Parencite textcite Textcite autocite Autocite footcite
-    Footcite footcitetext Footcitetext smartcite Smartcite supercite cites Cites parencites Parencites textcites
-    Textcites autocites Autocites footcites Footcites smartcites Smartcites supercites fullcite footfullcite citetitle
-    citeurl citedate nocite notecite Notecite pnotecite Pnotecite fnotecite Fnotecite
-    shortcite newcite citeposs Citeposs shortciteA shortciteN shortciteNP shortciteANP shortciteauthor
-    shortciteauthorNP citeA citeN citeNP citeANP citeauthorNP citeyearNP fullciteA fullciteN fullciteNP fullciteANP
-    fullciteauthor fullciteauthorNP citeasnoun Citeasnoun possessivecite Possessivecite citeaffixed citename
-    citenotitle footcitetitle""".split()
-)  # fmt: skip
-# biblatex's multi-citations take several {keys} groups, each with its own [pre][post]
-_MULTI_CITES = re.compile(r"[A-Za-z]*cites$", re.IGNORECASE)
 
 # command -> how many mandatory arguments are structural (-1: all that follow, up to 3)
 STRUCTURAL_ARGS: dict[str, int] = {
@@ -74,7 +59,6 @@ SIUNITX_NUMBER_ARGS = {"num": 1, "tablenum": 1, "SI": 1, "qty": 1, "SIrange": 2,
 LENGTH_PARAMS = ("arraystretch", "baselinestretch", "tabcolsep", "textfraction", "topfraction", "bottomfraction",
                  "floatpagefraction", "dbltopfraction", "dblfloatpagefraction", "extrarowheight")  # fmt: skip
 
-_CS = re.compile(r"\\([A-Za-z@]+\*?|.)", re.DOTALL)
 _CS_AFTER = re.compile(r"\s*\\([A-Za-z@]+)")
 _DOTTED_ON = re.compile(r"\.\d")
 _UNIT_AFTER = re.compile(
@@ -216,107 +200,6 @@ def _structural_ranges(
             if seen >= max(wanted, 1) and base not in SIUNITX_UNIT_ARG and base not in ("num", "numrange"):
                 break
     return _merge(ranges), siunitx
-
-
-_COMMAND_DEFINER = re.compile(
-    r"\\(?P<cmd>(?:new|renew|provide)commandx?|DeclareRobustCommand|(?:new|renew|provide)robustcmd"
-    r"|(?:New|Renew|Provide|Declare)(?:Expandable)?DocumentCommand|[gex]?def)(?![A-Za-z@])\*?"
-)
-_ENV_DEFINER = re.compile(
-    r"\\(?P<cmd>(?:new|renew)environmentx?|(?:New|Renew|Provide|Declare)DocumentEnvironment)(?![A-Za-z@])\*?"
-)
-_CS_NAME = re.compile(r"\s*(\\(?:[A-Za-z@]+|.))")
-_MACRO_NAME = re.compile(r"\\[A-Za-z@]+")
-_LET = re.compile(r"\\(?:let|global\s*\\let)\s*(\\[A-Za-z@]+)\s*=?\s*\\([A-Za-z@]+)(?![A-Za-z@])")
-
-
-@dataclass(frozen=True)
-class Defined:
-    """One macro (`\\name`) or environment (`name`) definition of a masked text: its span and its body's text."""
-
-    name: str
-    environment: bool
-    start: int
-    end: int
-    body: str
-
-
-@_per_text
-def defined(masked: str) -> list[Defined]:
-    """Return the macro definitions, then the environment definitions, of a masked text (name, span, body)."""
-    found: list[Defined] = []
-    for m in _COMMAND_DEFINER.finditer(masked):
-        cmd, pos = m.group("cmd"), m.end()
-        if masked.startswith("{", pos) or masked[pos : pos + 1].isspace() and masked[pos:].lstrip().startswith("{"):
-            named = command_args(masked, pos, limit=1)
-            if not named or named[0][0] != "{":
-                continue
-            name, pos = masked[named[0][1] : named[0][2]].strip(), named[0][2] + 1
-        else:
-            cs = _CS_NAME.match(masked, pos)
-            if cs is None:
-                continue
-            name, pos = cs.group(1), cs.end()
-        if cmd.endswith("def"):
-            brace = masked.find("{", pos)  # the parameter text (#1#2, delimiters) runs up to the body
-            args = command_args(masked, brace, limit=1) if brace != -1 else []
-        else:
-            args = [a for a in command_args(masked, pos, limit=2) if a[0] == "{"]
-            args = args[1:] if "DocumentCommand" in cmd else args[:1]  # \NewDocumentCommand{\x}{spec}{body}
-        if not args:
-            continue
-        _, start, end = args[0]
-        found.append(Defined(name, False, m.start(), end, masked[start:end]))
-    for m in _ENV_DEFINER.finditer(masked):
-        args = [a for a in command_args(masked, m.end(), limit=4) if a[0] == "{"]
-        skip = 2 if "DocumentEnvironment" in m.group("cmd") else 1  # the name, and a spec
-        if len(args) < skip + 2:
-            continue
-        name = masked[args[0][1] : args[0][2]].strip()
-        parts = args[skip : skip + 2]
-        found.append(Defined(name, True, m.start(), parts[-1][2], " ".join(masked[s:e] for _, s, e in parts)))
-    return found
-
-
-def cite_commands(texts: Iterable[str], known: frozenset[str] = CITE_COMMANDS) -> frozenset[str]:
-    """Return the citation commands of a manuscript: `known` plus every macro its texts define as a wrapper of one.
-
-    A wrapper hands its argument to a citation command (`\\newcommand{\\citeA}[1]{\\cite{#1}}`) or is one under
-    another name (`\\def\\shortcite{\\cite}`, `\\let\\mycite\\cite`); a macro citing a fixed key is no wrapper.
-    """
-    bodies: list[tuple[str, str]] = []
-    lets: list[tuple[str, str]] = []
-    for text in texts:
-        masked = mask(text)[0]
-        if "\\" not in masked:
-            continue
-        macros = [d for d in defined(masked) if not d.environment and _MACRO_NAME.fullmatch(d.name)]
-        bodies.extend((d.name[1:], d.body) for d in macros)
-        lets.extend((m.group(1)[1:], m.group(2)) for m in _LET.finditer(masked))
-    commands = set(known)
-    changed = True
-    while changed:
-        changed = False
-        for name, target in lets:
-            if name not in commands and target in commands:
-                commands.add(name)
-                changed = True
-        for name, body in bodies:
-            if name not in commands and _wraps_citation(body, commands):
-                commands.add(name)
-                changed = True
-    return frozenset(commands)
-
-
-def _wraps_citation(body: str, commands: set[str]) -> bool:
-    """Return whether a definition's body passes its use's argument to a citation command."""
-    for m in _CS.finditer(body):
-        if m.group(1).rstrip("*") not in commands:
-            continue
-        keys = [body[s:e] for kind, s, e in command_args(body, m.end(), limit=1, angles=True) if kind == "{"]
-        if not keys or "#" in keys[0]:
-            return True
-    return False
 
 
 # commands that write the PDF's text layer apart from the glyphs (a ToUnicode remap, ActualText): the text a

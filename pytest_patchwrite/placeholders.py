@@ -14,7 +14,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .latex import _structural_ranges, defined
+from .latex import _structural_ranges
+from .texcites import defined
 from .texconditionals import dead_branches
 from .texmask import _inside, _merge, command_args, mask
 
@@ -103,7 +104,7 @@ def find(
     """Return the placeholders of a manuscript's files (file name, text) that a reader of the source would see.
 
     `false_ifs`: the conditionals known to be false (`texconditionals.false_conditionals`); `cites`: the
-    manuscript's citation commands (`latex.cite_commands`), whose arguments print no placeholder. The ranges are
+    manuscript's citation commands (`texcites.cite_commands`), whose arguments print no placeholder. The ranges are
     those `latex.scan` used for the same texts (computed once).
     """
     masked = [(file, mask(text)[0]) for file, text in files]

@@ -14,9 +14,10 @@ from .errors import InputError
 from .gates.binding import bindings_location
 from .gates.evidence import EvidenceConfig, EvidenceReport, as_added, engine_undefined, evaluate
 from .gates.headrules import line_opcodes, settings_changes
-from .latex import cite_commands, scan
+from .latex import scan
 from .manuscript import Manuscript, load_manuscript, magic_line
 from .model import ERROR, WARNING, GateResult, Violation, display_path, failing
+from .texcites import cite_commands
 
 
 class BaseError(InputError):

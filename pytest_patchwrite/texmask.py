@@ -20,6 +20,8 @@ VERBATIM_ENVS = ("verbatim", "verbatim*", "Verbatim", "lstlisting", "minted", "c
 _BEGIN_VERB = re.compile(r"\\begin\{(" + "|".join(re.escape(e) for e in VERBATIM_ENVS) + r")\}")
 _VERB = re.compile(r"\\verb\*?([^A-Za-z\s*])")
 _SUPPRESS = re.compile(r"patchwrite:\s*ignore(?P<what>(?:\s+(?:number|numbers|cite|cites|placeholder|placeholders))*)")
+# a control sequence: a control word (with its star) or a control symbol
+_CS = re.compile(r"\\([A-Za-z@]+\*?|.)", re.DOTALL)
 
 # mask() runs on the same texts many times per check (evidence, placeholders, root and engine detection):
 # the last results are kept, bounded by their total size

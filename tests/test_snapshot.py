@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite import bib, explog, latex, plugin, texconditionals, texmask
+from pytest_patchwrite import bib, explog, latex, plugin, texcites, texconditionals, texmask
 from pytest_patchwrite.deadline import OutOfTime, within
 from pytest_patchwrite.gates import evidence
 from pytest_patchwrite.gates.compile import CompileGate
@@ -191,8 +191,9 @@ def test_the_line_diff_of_a_pair_is_computed_once() -> None:
 def test_scan_and_the_placeholder_rules_share_the_ranges_of_a_text() -> None:
     text = texmask.mask("\\iffalse TODO 1.5\\fi \\newcommand{\\x}{TODO} \\cite{k} \\ref{a} 2.5 TODO\n")[0]
     assert texconditionals.dead_branches(text, frozenset()) is texconditionals.dead_branches(text, frozenset())
-    assert latex._structural_ranges(text, latex.CITE_COMMANDS) is latex._structural_ranges(text, latex.CITE_COMMANDS)
-    assert latex.defined(text) is latex.defined(text)
+    cites = texcites.CITE_COMMANDS
+    assert latex._structural_ranges(text, cites) is latex._structural_ranges(text, cites)
+    assert texcites.defined(text) is texcites.defined(text)
 
 
 def test_a_bib_is_parsed_once_per_content_and_never_answered_for_other_bytes(tmp_path: Path) -> None:

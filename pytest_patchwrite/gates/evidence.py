@@ -14,13 +14,14 @@ from ..bindfile import FileBinding, parse
 from ..deadline import OutOfTime, within
 from ..errors import InputError
 from ..explog import EvidenceLog, load_logs
-from ..latex import Scan, cite_commands, scan
+from ..latex import Scan, scan
 from ..manuscript import Manuscript, bib_backend, magic_comments, magic_line
 from ..model import ERROR, WARNING, GateResult, PatchContext, Violation
 from ..numeric import parse_number
 from ..paths import Boundary, OutsideTree
 from ..placeholders import find as find_placeholders
 from ..placeholders import seen_in
+from ..texcites import cite_commands
 from ..texconditionals import false_conditionals
 from .binding import allowed_numbers, bindings_location, lock_violations, read_bindings, reconcile
 from .headrules import carried_suppressions, settings_changes
