@@ -29,7 +29,12 @@ REPORT_HINT = "this is a bug in patchwrite; please report it with the command th
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        """Exit 2 with our one usage line, `patchwrite: error: PLACE: problem` (argparse says `argument X: ...`)."""
+        place, _, problem = message.removeprefix("argument ").partition(": ")
+        if not message.startswith("argument ") or not problem:
+            command = self.prog.removeprefix("patchwrite").strip()
+            place, problem = (command, message) if command else ("", message)
+        self.exit(EXIT_USAGE, f"patchwrite: error: {f'{place}: ' if place else ''}{problem}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

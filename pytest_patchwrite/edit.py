@@ -278,7 +278,8 @@ def parse_edit(text: str, n_lines: int, max_span: int = DEFAULT_MAX_SPAN) -> Edi
     lines = [line.rstrip("\r") for line in text.removeprefix("\ufeff").split("\n")]
     blocks = _blocks(lines)
     if not blocks:
-        raise EditError("no_edit", "no `EDIT N M` or `DELETE N M` line found")
+        empty = "" if text.strip() else " (the reply is empty)"
+        raise EditError("no_edit", f"no `EDIT N M` or `DELETE N M` line found{empty}")
     if len(blocks) > 1:
         where = ", ".join(str(b.index + 1) for b in blocks[:10]) + (", ..." if len(blocks) > 10 else "")
         raise EditError("multiple_edits", f"found {len(blocks)} edit headers (lines {where}); give exactly one")

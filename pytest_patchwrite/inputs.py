@@ -69,9 +69,10 @@ def _what(mode: int) -> str:
 
 def _too_large(path: Path | str, size: int | None, kind: str, limit: int) -> InputTooLarge:
     shown = f"is {size / MB:.1f} MB" if size is not None else "is larger than the cap"
+    article = "an" if kind[:1].lower() in "aeiou" else "a"
     return InputTooLarge(
         path,
-        f"{shown}; the cap for a {kind} is {limit / MB:g} MB (raise it with PATCHWRITE_MAX_{kind.upper()}_MB)",
+        f"{shown}; the cap for {article} {kind} is {limit / MB:g} MB (raise it with PATCHWRITE_MAX_{kind.upper()}_MB)",
     )
 
 
@@ -346,5 +347,5 @@ def parse_seconds(text: str | float, what: str = "--timeout") -> float:
     except (TypeError, ValueError):
         raise UsageError(what, f"{text!r} is not a number of seconds") from None
     if not math.isfinite(seconds) or seconds <= 0 or seconds > MAX_SECONDS:
-        raise UsageError(what, f"{text!r}: give a positive, finite number of seconds (at most {MAX_SECONDS:g})")
+        raise UsageError(what, f"{text!r} is not a positive, finite number of seconds (at most {MAX_SECONDS:g})")
     return seconds

@@ -65,7 +65,6 @@ def test_apply_rejection_exit_1_and_json(doc: Path) -> None:
         ("missing", "no such file"),
         ("directory", "is a directory"),
         ("latin1", "not valid UTF-8"),
-        ("empty-edit", "the edit is empty"),
     ],
 )
 def test_input_errors_exit_2_with_one_line(tmp_path: Path, doc: Path, setup: str, problem: str) -> None:
@@ -74,21 +73,43 @@ def test_input_errors_exit_2_with_one_line(tmp_path: Path, doc: Path, setup: str
         target = str(tmp_path / "nope.tex")
     elif setup == "directory":
         target = str(tmp_path)
-    elif setup == "latin1":
-        doc.write_bytes(b"caf\xe9\n")
     else:
-        stdin = "  \n"
+        doc.write_bytes(b"caf\xe9\n")
     proc = run("apply", target, stdin=stdin)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and problem in lines[0]
-    assert (target.split("/")[-1] in lines[0]) or setup == "empty-edit"
+    assert target.split("/")[-1] in lines[0]
+
+
+@pytest.mark.parametrize("reply", ["", "  \n\n", "I think the fix is fine.\n"])
+def test_a_reply_without_a_header_is_rejected_as_no_edit_empty_or_not(doc: Path, reply: str) -> None:
+    # the reply is a candidate: empty or chatty, it holds no edit, so it is rejected (1), not bad input (2)
+    proc = run("apply", str(doc), "-", "--no-compile-gate", stdin=reply)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.splitlines()[:2] == [f"{doc}: rejected at parse (no_edit)",
+        f"{doc}: no_edit: no `EDIT N M` or `DELETE N M` line found{'' if reply.strip() else ' (the reply is empty)'}"]
+    assert proc.stderr == "" and doc.read_text() == HEAD
 
 
 def test_usage_error_exit_2() -> None:
     proc = run("frobnicate")
     assert proc.returncode == 2
     assert "invalid choice" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (("check", "x.tex", "--timeout", "inf"),
+         "patchwrite: error: --timeout: 'inf' is not a positive, finite number of seconds (at most 604800)"),
+        (("check", "x.tex", "--timeout", "soon"), "patchwrite: error: --timeout: 'soon' is not a number of seconds"),
+        (("check",), "patchwrite: error: check: the following arguments are required: FILE"),
+    ],
+)  # fmt: skip
+def test_usage_errors_say_the_problem_in_our_one_line_form(args: tuple[str, ...], line: str) -> None:
+    proc = run(*args)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", line + "\n")
 
 
 def test_check_json_shape_and_exit_codes(tmp_path: Path) -> None:

@@ -188,6 +188,20 @@ def test_a_bibtex_error_in_the_job_aux_is_located_at_the_root(tmp_path: Path) ->
     report = _compile_body(tmp_path / "main.tex", body)
     assert report.violations, "bibtex refuses a second \\bibstyle"
     assert all(Path(v.file).name == "main.tex" for v in report.violations), report.violations
+    # at the line that wrote the refused entry, never at a line 0 no editor opens
+    assert [(v.kind, v.line, v.token) for v in report.violations] == [("bib_syntax", 5, "alpha")]
+    assert "The top-level auxiliary file" not in report.violations[0].message
+
+
+def test_a_cite_key_bibtex_refuses_is_located_at_its_line_in_an_input(tmp_path: Path) -> None:
+    require_tool("bibtex")
+    (tmp_path / "refs.bib").write_text("@misc{real2020, title = {T}, year = {2020}}\n")
+    (tmp_path / "intro.tex").write_text("Intro.\nAs \\cite{real2020,\n::stop-commands::X\n} shows.\n")
+    report = _compile_body(tmp_path / "main.tex", "\\input{intro}\n\\bibliographystyle{plain}\n\\bibliography{refs}\n")
+    # bibtex: `White space in argument---line 3 of file patchwrite.aux`, the key holding a newline
+    assert [(v.kind, Path(v.file).name, v.line, v.token) for v in report.violations] == [
+        ("bib_syntax", "intro.tex", 3, "::stop-commands::X")
+    ]
 
 
 def test_a_bgroup_never_closed_is_a_warning_but_a_stray_brace_fails(tmp_path: Path) -> None:

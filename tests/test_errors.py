@@ -134,4 +134,6 @@ def test_only_a_rejection_is_exit_1(doc: Path) -> None:
     proc = run("apply", str(doc), "-", "--no-compile-gate", "--no-evidence-gate", stdin=b"EDIT 9 9\nx\n")
     assert proc.returncode == 1 and b"past_eof" in proc.stdout
     proc = run("apply", str(doc), "-", "--no-compile-gate", "--no-evidence-gate", stdin=b"")
-    assert proc.returncode == 2
+    assert proc.returncode == 1 and b"no_edit" in proc.stdout  # an empty reply is a candidate with no edit
+    proc = run("apply", str(doc), str(doc.parent / "no-such-reply.txt"), "--no-compile-gate", "--no-evidence-gate")
+    assert proc.returncode == 2 and b"no such file" in proc.stderr  # a reply that cannot be read is bad input

@@ -173,3 +173,17 @@ def test_fault_case_on_a_root_of_inputs_faults_the_file_it_reads(pytester: pytes
     )
     result = pytester.runpytest_subprocess("--patchwrite-faults", "todo,bad_number")
     result.assert_outcomes(passed=2)
+
+
+def test_output_makes_missing_directories_and_an_unwritable_one_is_exit_2(tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    require_tool("bibtex")
+    root = _paper(tmp_path / "paper")
+    out = tmp_path / "made" / "for" / "it" / "broken.tex"  # as --sarif, --pages and --out-tree: mkdir -p
+    assert _inject(root, "todo", "-o", str(out)).returncode == 0
+    assert "TODO" in out.read_text()
+    (tmp_path / "blocker").write_text("a file, not a directory")
+    proc = _inject(root, "todo", "-o", str(tmp_path / "blocker" / "x.tex"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (f"patchwrite: error: {tmp_path}/blocker/x.tex: cannot write the "
+                                                     f"broken text there ({tmp_path}/blocker is not a directory)")

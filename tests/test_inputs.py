@@ -48,6 +48,9 @@ def test_size_caps_are_configurable(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("PATCHWRITE_MAX_LOG_MB", "inf")
     with pytest.raises(InputError, match="PATCHWRITE_MAX_LOG_MB: 'inf' is not a positive size"):
         read_bytes(big, "log")
+    monkeypatch.setenv("PATCHWRITE_MAX_EDIT_MB", "1")
+    with pytest.raises(InputTooLarge, match=r"is 1.1 MB; the cap for an edit is 1 MB"):  # "an edit", not "a edit"
+        read_bytes(big, "edit")
 
 
 def test_invalid_utf8_names_the_line(tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ def test_timeout_option_takes_positive_finite_seconds(pytester: pytest.Pytester,
     (pytester.path / "main.tex").write_text(ROOT)
     result = pytester.runpytest_subprocess(f"--patchwrite-timeout={value}", "--collect-only")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "give a positive, finite number of seconds" in result.stderr.str()
+    assert "is not a positive, finite number of seconds" in result.stderr.str()
 
 
 def test_a_bad_log_fails_the_numbers_item_with_a_located_message(pytester: pytest.Pytester) -> None:

@@ -95,6 +95,13 @@ def test_diff_sarif(repo: Path) -> None:
     assert located(log) == {("unattested_number", "paper/sections/results.tex", 15)}
 
 
+def test_the_sarif_file_gets_its_missing_directories(repo: Path) -> None:
+    # every output path (--sarif, -o, --pages, --out-tree) makes the directories above it, as pytest's --junitxml
+    done = cli(repo, "diff", "paper/main.tex", "--base", "main", "--sarif", "reports/ci/diff.sarif")
+    assert done.returncode == 0, done.stderr
+    assert valid(json.loads((repo / "reports" / "ci" / "diff.sarif").read_text()))["runs"][0]["results"] == []
+
+
 def test_an_unwritable_sarif_file_is_exit_2(repo: Path) -> None:
     (repo / "blocker").write_text("a file, not a directory")
     done = cli(repo, "diff", "paper/main.tex", "--base", "main", "--sarif", "blocker/x.sarif")

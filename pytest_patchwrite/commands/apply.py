@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import shown
 from ..edit import DEFAULT_MAX_SPAN
-from ..errors import EnvironmentFault, InputError
+from ..errors import EnvironmentFault
 from ..inputs import read_bytes, read_stream
 from ..transaction import try_patch
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, TRUSTED_HELP, add_engine_option, gates_for, one_line, seconds
@@ -35,18 +35,17 @@ def register(sub: Any) -> None:
 
 
 def read_edit(source: str) -> str:
-    """Return the edit text read from the file `source` or from stdin (`-`); an empty edit is an input error."""
+    """Return the edit text read from the file `source` or from stdin (`-`).
+
+    An empty or blank reply is a candidate like any other: the parser rejects it as `no_edit` (exit 1), as it
+    rejects a reply that holds no header; only a file that cannot be read as a reply is an input error.
+    """
     if source == "-":
-        name = "<stdin>"
-        data = read_stream(sys.stdin.buffer, name, "edit")
+        data = read_stream(sys.stdin.buffer, "<stdin>", "edit")
     else:
-        name = source
         data = read_bytes(Path(source), "edit")
     # undecodable bytes become lone surrogates: the parser rejects them in a body (invalid_text), with the line
-    text = data.decode("utf-8", "surrogateescape")
-    if not text.strip():
-        raise InputError(name, "the edit is empty; expected an `EDIT N M` block or a `DELETE N M` line")
-    return text
+    return data.decode("utf-8", "surrogateescape")
 
 
 def run(args: argparse.Namespace) -> int:

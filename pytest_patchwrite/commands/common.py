@@ -63,6 +63,19 @@ def one_line(message: str) -> str:
     return shown.line(first if len(first) <= 500 else first[:500] + "...")
 
 
+def write_output(target: str, text: str, what: str) -> None:
+    """Write `text` to the output file `target` exactly (no newline translation), making the directories above it
+    as every output path does (`--sarif`, `--pages`, `--out-tree`); an InputError when it cannot be written."""
+    path = Path(target)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="")
+    except FileExistsError:  # mkdir met a file where a directory should be
+        raise InputError(target, f"cannot write {what} there ({path.parent} is not a directory)") from None
+    except OSError as exc:
+        raise InputError(target, f"cannot write {what} there ({exc.strerror or exc})") from None
+
+
 def write_sarif(target: str | None, violations: list) -> None:
     """Write `violations` to the SARIF file `target` when one was asked for (`--sarif FILE`)."""
     from ..sarif import write_sarif as write

@@ -11,7 +11,7 @@ from .. import shown
 from ..errors import InputError
 from ..inputs import read_text
 from ..model import display_path
-from .common import EXIT_OK, add_engine_option, seconds
+from .common import EXIT_OK, add_engine_option, seconds, write_output
 
 
 def register(sub: Any) -> None:
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out_tree:
         written.append(str(write_tree(verified, Path(args.out_tree))))
     if args.output != "-":
-        Path(args.output).write_text(fault.broken, encoding="utf-8", newline="")
+        write_output(args.output, fault.broken, "the broken text")
         written.append(args.output)
     elif not args.out_tree:
         # stdout may be a CI log: the text is printed escaped, and `-o FILE` writes its exact bytes

@@ -111,6 +111,8 @@ def _opens_group_by_command(message: LogMessage, sources: _SourceLines) -> bool:
 
 def _locate(violation: Violation, sources: _SourceLines) -> Violation:
     """Return `violation` with a line found in its source when the log gave none (a missing file or `\\include`)."""
+    if violation.kind == "bib_syntax" and not violation.line:
+        return _locate_aux_entry(violation, sources)
     if violation.line or not violation.token:
         return violation
     stem = Path(violation.token).stem if violation.kind in ("missing_file", "missing_include") else violation.token
@@ -121,6 +123,19 @@ def _locate(violation: Violation, sources: _SourceLines) -> Violation:
         if stem and stem in line.split("%")[0]:
             return Violation(violation.kind, violation.file, number, violation.token, violation.message)
     return violation
+
+
+def _locate_aux_entry(violation: Violation, sources: _SourceLines) -> Violation:
+    """Return a bibtex complaint about the compile's own `.aux` located at the source line that wrote the entry
+    (its argument standing as a list item, e.g. a cite key holding a newline), else at line 1 of the root: a
+    line 0 is no place an editor can open."""
+    if violation.token:
+        item = re.compile(r"(?<![^\s{,])" + re.escape(violation.token) + r"(?![^\s},])")
+        for path, text in sources.texts.items():
+            for number, line in enumerate(text.splitlines(), start=1):
+                if item.search(line.split("%")[0]):
+                    return Violation(violation.kind, str(path), number, violation.token, violation.message)
+    return Violation(violation.kind, violation.file, 1, violation.token, violation.message)
 
 
 def _short(message: str) -> str:
