@@ -432,6 +432,43 @@ def test_the_server_survives_tool_errors_and_serves_the_next_call(served: Path, 
     assert not Path("/tmp/x").exists() or Path("/tmp/x").stat().st_mtime < time.time() - 3600
 
 
+def _hostile(directory: Path, timeout: int) -> None:
+    """Write a root of about 13 MB dense with numbers (unbounded, its evidence locks take minutes) and a timeout."""
+    directory.mkdir()
+    numbers = "\n".join(" ".join(f"{i}.{j:03d}" for j in range(12)) for i in range(110_000))
+    (directory / "main.tex").write_text(f"% !patchwrite log = r.json\n\\documentclass{{article}}\n"
+                                        f"\\begin{{document}}\n{numbers}\n\\end{{document}}\n")  # fmt: skip
+    (directory / "r.json").write_text('{"acc": 91.4}')
+    (directory / "pyproject.toml").write_text(f'[tool.pytest.ini_options]\npatchwrite_timeout = "{timeout}"\n')
+
+
+def test_a_hostile_manuscript_is_stopped_at_the_timeout_and_the_server_serves_on(tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    timeout = 3
+    directory = tmp_path / "hostile"
+    _hostile(directory, timeout)
+
+    async def main() -> tuple[dict[str, Any], float, str, dict[str, Any]]:
+        async with session(directory) as client:
+            started = time.monotonic()
+            checked = data(await client.call_tool("check", {"path": "main.tex"}))
+            seconds = time.monotonic() - started
+            bound = error_text(await client.call_tool("bindings", {"path": "main.tex"}))
+            after = data(await client.call_tool("read_numbered", {"path": "main.tex", "end": 2}))
+            return checked, seconds, bound, after
+
+    checked, seconds, bound, after = run(main)
+    gates = checked["manuscripts"][0]["gates"]
+    for name in ("citations", "numbers", "placeholders"):
+        assert [v["kind"] for v in gates[name]["violations"]] == ["timeout"], gates[name]
+        assert f"did not finish within {timeout} s" in gates[name]["violations"][0]["message"]
+    assert checked["ok"] is False
+    # the bound held in the server's worker thread: unbounded, this call takes minutes (a generous upper limit)
+    assert seconds < 10 * timeout
+    assert f"did not finish within {timeout} s" in bound and "patchwrite_timeout" in bound
+    assert after["text"].split("|", 1)[1].startswith(" % !patchwrite log = r.json")  # the server answers the next call
+
+
 def test_check_and_diff(served: Path) -> None:
     subprocess.run(["git", "init", "-q", str(served)], check=True)
     git = ["git", "-C", str(served), "-c", "user.name=t", "-c", "user.email=t@example.org"]

@@ -14,11 +14,9 @@ import textwrap
 from decimal import Decimal
 from pathlib import Path
 
-import pytest
 from conftest import require_tool
 
 from pytest_patchwrite import bib, explog, latex, plugin, texcites, texconditionals, texmask
-from pytest_patchwrite.deadline import OutOfTime, within
 from pytest_patchwrite.gates import evidence
 from pytest_patchwrite.gates.compile import CompileGate
 from pytest_patchwrite.gates.evidence import EvidenceConfig, EvidenceGate, evaluate
@@ -227,20 +225,6 @@ def test_a_compile_error_is_located_in_the_candidates_text(tmp_path: Path) -> No
     result = CompileGate(root, use_cache=False).check(candidate, PatchContext(root, head))
     lines = {v.line for v in result.violations if v.token and "nochapter" in v.token}
     assert lines == {candidate.splitlines().index("\\include{nochapter}") + 1}, result.violations
-
-
-def test_within_stops_the_work_and_restores_an_outer_bound() -> None:
-    with pytest.raises(OutOfTime):
-        with within(0.2):
-            while True:
-                pass
-    with within(30):
-        with within(5):
-            pass
-        import signal
-
-        left, _ = signal.getitimer(signal.ITIMER_REAL)
-        assert 25 < left <= 30  # the outer bound is back, less what the inner one used
 
 
 def test_the_python_side_obeys_the_timeout(tmp_path: Path) -> None:

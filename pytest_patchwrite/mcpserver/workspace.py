@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..deadline import OutOfTime, within
 from ..edit import number_lines, split_lines
 from ..errors import PatchwriteError
 from ..inputs import read_prefix, read_text
@@ -275,7 +276,14 @@ class Workspace:
 
         real = self.resolve(path)
         root = self.root_of(real)
-        outcome = bind_root(root, self.settings.options.evidence_config())
+        seconds = self.settings.options.timeout
+        try:
+            with within(seconds):  # read-only, so safe to stop anywhere: the binder scans as the locks do
+                outcome = bind_root(root, self.settings.options.evidence_config())
+        except OutOfTime:
+            why = (f"the binder did not finish within {seconds:g} s and was stopped (a manuscript this large or this "
+                   "dense with numbers); raise patchwrite_timeout")  # fmt: skip
+            raise ToolInputError(self.shown(root), why) from None
         proposed = outcome_json(outcome)
         current = json.loads(outcome.old_text).get("bindings", []) if outcome.old_text else []
         key = ("file", "line", "token", "log", "at")
