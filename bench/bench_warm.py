@@ -30,7 +30,8 @@ from collections import Counter
 from pathlib import Path
 
 from pytest_patchwrite.gates import warm
-from pytest_patchwrite.gates.compile import CompileGate, CompileReport
+from pytest_patchwrite.gates.compile import CompileGate
+from pytest_patchwrite.gates.report import CompileReport
 
 HERE = Path(__file__).resolve().parent
 EXAMPLE = HERE.parent / "examples" / "paper"

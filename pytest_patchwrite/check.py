@@ -7,8 +7,9 @@ from pathlib import Path
 
 from . import snapshot
 from .bib import resolve_bib
-from .gates.compile import CompileGate, CompileReport
+from .gates.compile import CompileGate
 from .gates.evidence import NO_LOG, EvidenceConfig, EvidenceReport, engine_undefined, evaluate
+from .gates.report import CompileReport
 from .latex import text_layer_command
 from .manuscript import Manuscript, add_engine_inputs, load_manuscript
 from .model import GateResult

@@ -19,7 +19,7 @@ from .autoraters import cli as rate
 from .commands import apply, bind, check, clean, diff, explain, inject, live_stress, mcp, number, propose, stress
 from .commands.common import EXIT_FAILED, EXIT_INTERNAL, EXIT_USAGE, one_line
 from .errors import EnvironmentFault, PatchwriteError
-from .gates.compile import EngineMissing
+from .gates.report import EngineMissing
 from .proposers.base import ProposerError
 
 #: the subcommands in the order `--help` lists them

@@ -18,8 +18,9 @@ from typing import Any
 from . import basetree, pagepixels, pagerender
 from .errors import InputError
 from .gates import pdfstore
-from .gates.compile import CompileGate, CompileReport
+from .gates.compile import CompileGate
 from .gates.mirror import refers_above
+from .gates.report import CompileReport
 from .manuscript import load_manuscript, shared_bibliographies
 from .model import Violation
 from .pagepair import Page, Pair, pair_pages, place

@@ -24,8 +24,8 @@ from .faultcase import add_options as add_fault_options
 from .faultcase import fault_case
 from .faultcase import generate as generate_fault_cases
 from .fixtures import assert_head_invariant, assert_preserved, manuscript, pytest_assertrepr_compare, try_patch
-from .gates.compile import CompileReport, EngineMissing
 from .gates.evidence import NO_LOG as NO_LOG_DECLARED
+from .gates.report import CompileReport, EngineMissing
 from .inputs import read_prefix, read_text
 from .manuscript import is_root
 from .model import WARNING, GateResult, PatchContext, PatchwriteWarning, Violation, display_path, printed_lines

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_patchwrite.gates.compile import PACKAGE_OF
+from pytest_patchwrite.gates.report import PACKAGE_OF
 
 
 def require_tool(name: str, package: str | None = None) -> None:

@@ -20,8 +20,9 @@ from conftest import require_tool
 
 from pytest_patchwrite import treecopy
 from pytest_patchwrite.check import CheckOptions, check_manuscript
-from pytest_patchwrite.gates.compile import CompileGate, CompileReport
+from pytest_patchwrite.gates.compile import CompileGate
 from pytest_patchwrite.gates.located import located_violations
+from pytest_patchwrite.gates.report import CompileReport
 from pytest_patchwrite.manuscript import copy_manuscript_dir
 from pytest_patchwrite.pdftext import read_pdf
 from pytest_patchwrite.texlog import parse_tex_log

@@ -17,7 +17,8 @@ from conftest import require_ctex, require_tool
 from pytest_patchwrite.corpus import DOCUMENTS, FAULTS, FaultNotApplicable, inject, materialize
 from pytest_patchwrite.edit import apply_edit
 from pytest_patchwrite.gates import warm
-from pytest_patchwrite.gates.compile import CompileGate, CompileReport
+from pytest_patchwrite.gates.compile import CompileGate
+from pytest_patchwrite.gates.report import CompileReport
 from pytest_patchwrite.model import PatchContext
 from pytest_patchwrite.transaction import try_patch
 

@@ -1,4 +1,4 @@
-"""The compile gate: a real engine in a private sandbox, a verdict read from its log."""
+"""The compile gate: a real engine in a private sandbox, a verdict read from its log (its report: `gates.report`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import shutil
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import envfaults, sandbox, sandboxcmd, snapshot, unconfined
@@ -20,6 +19,7 @@ from ..sandboxlimits import Limits
 from ..texlog import ERROR, LogMessage, Recording, needs_rerun, parse_blg, parse_tex_log
 from . import cachetrust, fontcache, mirror, outcomes, record, verdicts, warm
 from .located import located_violations
+from .report import PACKAGE_OF, CompileReport, EngineMissing
 from .rerun import aux_state, bib_input, failed, read_log, settling
 from .verdicts import default_cache_dir
 
@@ -27,62 +27,6 @@ from .verdicts import default_cache_dir
 JOB = "patchwrite"
 # the name a root gets inside the sandbox when its own name is not harmless (`x$(cmd).tex`)
 SAFE_ROOT = "patchwrite-root.tex"
-
-
-class EngineMissing(RuntimeError):
-    """The TeX engine is not installed; the message names the Debian package."""
-
-
-PACKAGE_OF = {
-    "pdflatex": "texlive-latex-base",
-    "xelatex": "texlive-xetex",
-    "lualatex": "texlive-luatex",
-    "bibtex": "texlive-binaries",
-    "biber": "biber",
-}
-
-
-@dataclass
-class CompileReport:
-    """What one compile of a manuscript found."""
-
-    ok: bool
-    engine: str
-    runs: int = 0
-    seconds: float = 0.0
-    pdf_bytes: int = 0
-    timed_out: bool = False
-    limit: str = ""  # the sandbox limit that stopped it (gates.outcomes.LIMITS), or ""
-    unsettled: bool = False
-    cached: bool = False
-    pdf_text: str | None = None  # the PDF's text, when asked for (`extract_text`) and the compile passed
-    pdf_note: str = ""  # why the PDF's text was not read, when it was asked for (pdftext: bounded)
-    exit_code: int | None = None  # the last engine run's exit status (None: it never ended by itself)
-    # the engine's record (gates.record), paths relative to the root's directory: the manuscript's files the
-    # last run read (its .fls) and the bibliographies bibtex/biber were asked to read (\bibdata, the .bcf)
-    inputs: list[str] = field(default_factory=list)
-    bibliographies: list[str] = field(default_factory=list)
-    typeset: list[str] = field(default_factory=list)  # of `inputs`, the files `\\input` typeset (record.py)
-    start: str = "cold"  # cold, or how a warm start went (see gates.warm.Start)
-    cache_rejected: int = 0  # cache entries on disk that did not verify and were ignored (gates.cachetrust)
-    messages: list[LogMessage] = field(default_factory=list)
-    violations: list[Violation] = field(default_factory=list)
-
-    def warnings(self, kind: str) -> list[LogMessage]:
-        """Return the warnings of one kind after the last run (e.g. `undefined_citation`)."""
-        return [m for m in self.messages if m.severity == "warning" and m.kind == kind]
-
-    def to_json(self) -> dict[str, object]:
-        """Return the report as plain JSON data (used by the verdict cache)."""
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict) -> CompileReport:
-        """Return a report read back from `to_json` data."""
-        data = dict(data)
-        data["messages"] = [LogMessage(**m) for m in data["messages"]]
-        data["violations"] = [Violation(**v) for v in data["violations"]]
-        return cls(**data)
 
 
 class CompileGate:

@@ -18,7 +18,7 @@ from ..model import WARNING, Violation, failing
 from ..texlog import ERROR, FATAL, LogMessage
 
 if TYPE_CHECKING:
-    from .compile import CompileReport
+    from .report import CompileReport
 
 _NEEDS_UNICODE_ENGINE = re.compile(r"requires either XeTeX or\s*(?:\(\w+\)\s*)?LuaTeX|requires (?:XeTeX|LuaTeX)")
 

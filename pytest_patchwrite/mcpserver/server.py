@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..errors import PatchwriteError
-from ..gates.compile import EngineMissing
+from ..gates.report import EngineMissing
 from .workspace import MAX_READ_LINES, Workspace
 
 log = logging.getLogger("patchwrite.mcp")
