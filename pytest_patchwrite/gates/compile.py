@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from collections.abc import Callable
@@ -18,9 +17,9 @@ from ..pdftext import PDF_SECONDS, read_pdf
 from ..sandboxlimits import Limits
 from ..texlog import ERROR, LogMessage, Recording, needs_rerun, parse_blg, parse_tex_log
 from . import cachetrust, fontcache, mirror, outcomes, record, verdicts, warm
-from .located import located_violations
+from .located import located_violations, relocate
 from .report import PACKAGE_OF, CompileReport, EngineMissing
-from .rerun import aux_state, bib_input, failed, read_log, settling
+from .rerun import aux_state, bib_tool_input, failed, read_log, settling
 from .verdicts import default_cache_dir
 
 # every root runs under this job name: a file name from a pull request never reaches a command line or a shell
@@ -180,7 +179,7 @@ class CompileGate:
                 if entry != root.name:
                     (work / root.name).rename(work / entry)
                 if warm_start and self.warm_starts:
-                    start = self._warm_start(engine, _head_sources(manuscript, copied), root, rejected)
+                    start = self._warm_start(engine, warm.head_sources(manuscript, copied), root, rejected)
                 pristine = self._pristine(tree, work, stack) if start.state else None
                 start.seeded = warm.seed(work, start.state) if start.state else {}
                 start.bib = start.kept_bib(sources)
@@ -227,7 +226,7 @@ class CompileGate:
             return True  # a limit or the deadline: the cold check decides from scratch
         read = record.recording(work, JOB).inputs
         messages = parse_tex_log(read_log(log), entry, lambda f: (work / f).is_file() or Path(f).is_file(), read)
-        return failed(messages, allow_no_output=self._bib_tool_input(work, JOB)[0] is not None)
+        return failed(messages, allow_no_output=bib_tool_input(work, JOB)[0] is not None)
 
     def _copy(self, manuscript: Manuscript, tree: Path) -> tuple[Path, dict[str, bytes]]:
         """Copy the manuscript into `tree`; return (its directory there, {relpath: sha256}).
@@ -270,7 +269,7 @@ class CompileGate:
                 return report
             if not self.resolve:
                 break  # one pass: the paper's stress harness judges the first run only
-            tool, wanted = asked = self._bib_tool_input(work, job)
+            tool, wanted = asked = bib_tool_input(work, job)
             # a document of only \nocite{*} and \printbibliography has no pages until the tool has run
             bib_pending = tool is not None and wanted != start.bib
             if failed(messages, allow_no_output=bib_pending):
@@ -303,11 +302,11 @@ class CompileGate:
         report.inputs = [root.name if rel == entry else rel for rel in read_files]
         typeset = record.typeset_inputs(read_files, read_log(work / f"{job}.log"), recorded) if read_files else []
         report.typeset = [root.name if rel == entry else rel for rel in typeset]
-        tool = (asked or self._bib_tool_input(work, job))[0]
+        tool = (asked or bib_tool_input(work, job))[0]
         report.bibliographies = record.bibliographies(work, job, tool)
         pdf = work / f"{job}.pdf"
         report.pdf_bytes = pdf.stat().st_size if pdf.exists() else 0
-        report.messages = [_relocate(m, work, root.parent, {entry: root.name, JOB: root.name}) for m in messages]
+        report.messages = [relocate(m, work, root.parent, {entry: root.name, JOB: root.name}, JOB) for m in messages]
         making_fonts = report.timed_out and self._fonts is not None and fontcache.running(self._fonts.var)
         report.violations = located_violations(report, root, self.timeout, self.max_runs, making_fonts, self._texts)
         if report.limit:
@@ -320,16 +319,6 @@ class CompileGate:
             found = read_pdf(pdf, seconds=min(self.timeout, PDF_SECONDS))
             report.pdf_text, report.pdf_note = found.text, found.note
         return report
-
-    @staticmethod
-    def _bib_tool_input(work: Path, job: str) -> tuple[str | None, str | None]:
-        """Return (the bibliography tool the last run asks for, what it reads): one read of the .bcf or .aux files."""
-        if (work / f"{job}.bcf").exists():
-            return "biber", bib_input(work, job, "biber")
-        wanted = bib_input(work, job, "bibtex") or ""
-        if "\\bibdata" in wanted:  # also in an \include'd file's .aux
-            return "bibtex", wanted
-        return None, None
 
     def _stopped(self, report: CompileReport) -> None:
         if self._stop == "timeout":
@@ -388,48 +377,3 @@ class CompileGate:
 
 def _engine_options(job: str) -> list[str]:
     return ["-interaction=nonstopmode", "-file-line-error", "-no-shell-escape", "-recorder", f"-jobname={job}"]
-
-
-def _head_sources(manuscript: Manuscript, copied: dict[str, bytes]) -> dict[str, bytes]:
-    """Return {relpath: sha256} of HEAD's sources (the files on disk): the key a warm start looks its state up by."""
-    sources = dict(copied)  # a supplied file the snapshot does not hold was copied from disk first: HEAD's bytes
-    base = manuscript.base
-    for path in manuscript.supplied.keys() & manuscript.texts.keys():
-        rel = os.path.relpath(path, manuscript.directory)
-        if base is not None and path in base.digests:
-            sources[rel] = base.digests[path]
-        else:
-            sources.pop(rel, None)  # a file HEAD does not hold: not part of HEAD's sources
-    return sources
-
-
-def _relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[str, str]) -> LogMessage:
-    """Return `message` with a sandbox path (and a root's safe name) turned into the manuscript's own path."""
-    file = message.file
-    if not file:
-        return message
-    candidate = Path(file)
-    if candidate.is_absolute():
-        tree = sandbox.owning_job_directory(work) or work
-        inner = Path(sandboxcmd.TREE) / work.relative_to(tree)
-        for outer, cwd in ((Path(sandboxcmd.TREE), inner), (tree.resolve(), work.resolve())):
-            if candidate.is_relative_to(outer):
-                candidate = Path(os.path.relpath(candidate, cwd))
-                break
-        else:
-            # a file outside the copy (a class of the TeX tree): the error is the manuscript's, shown at its root
-            where = f"{file}:{message.line}" if message.line else file
-            return LogMessage(message.severity, message.kind, f"{message.message} (in {where})", str(source_dir /
-                              renamed.get(JOB, file)), 0, message.token)  # fmt: skip
-    candidate = Path(os.path.normpath(candidate))
-    line, text = message.line, message.message
-    if str(candidate) in renamed:
-        candidate = Path(renamed[str(candidate)])
-    elif candidate.parent == Path(".") and candidate.name.startswith(f"{JOB}."):
-        # the sandbox's job files (`patchwrite.aux`, `.toc`) are not the user's: the root, at the token's line if any
-        text = f"{text} (read back from the {candidate.suffix} file the compile wrote)"
-        candidate, line = Path(renamed.get(JOB, candidate.name)), 0
-    return LogMessage(message.severity, message.kind, text, str(source_dir / candidate), line,
-                      message.token)  # fmt: skip
-
-

@@ -3,6 +3,7 @@
 The compile gate (`gates.compile`) runs the engine and parses its log (`texlog`); this module decides what those
 messages mean for the verdict (errors, a deliberate unclosed `\\bgroup`, no PDF, an engine that exited with an
 error, references that never settle) and locates each violation in the snapshot's texts, the compiled bytes.
+`relocate` first turns a message's sandbox path back into the manuscript's own path.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import sandbox, sandboxcmd
 from ..errors import PatchwriteError
 from ..inputs import read_text
 from ..model import WARNING, Violation, failing
@@ -148,3 +150,33 @@ def _hint(message: LogMessage, root: Path) -> str:
     if _NEEDS_UNICODE_ENGINE.search(message.message):
         text += f"; put `% !TEX program = xelatex` (or lualatex) on the first line of {root.name}"
     return text
+
+
+def relocate(message: LogMessage, work: Path, source_dir: Path, renamed: dict[str, str], job: str) -> LogMessage:
+    """Return `message` with a sandbox path (and a root's safe name) turned into the manuscript's own path."""
+    file = message.file
+    if not file:
+        return message
+    candidate = Path(file)
+    if candidate.is_absolute():
+        tree = sandbox.owning_job_directory(work) or work
+        inner = Path(sandboxcmd.TREE) / work.relative_to(tree)
+        for outer, cwd in ((Path(sandboxcmd.TREE), inner), (tree.resolve(), work.resolve())):
+            if candidate.is_relative_to(outer):
+                candidate = Path(os.path.relpath(candidate, cwd))
+                break
+        else:
+            # a file outside the copy (a class of the TeX tree): the error is the manuscript's, shown at its root
+            where = f"{file}:{message.line}" if message.line else file
+            return LogMessage(message.severity, message.kind, f"{message.message} (in {where})", str(source_dir /
+                              renamed.get(job, file)), 0, message.token)  # fmt: skip
+    candidate = Path(os.path.normpath(candidate))
+    line, text = message.line, message.message
+    if str(candidate) in renamed:
+        candidate = Path(renamed[str(candidate)])
+    elif candidate.parent == Path(".") and candidate.name.startswith(f"{job}."):
+        # the sandbox's job files (`patchwrite.aux`, `.toc`) are not the user's: the root, at the token's line if any
+        text = f"{text} (read back from the {candidate.suffix} file the compile wrote)"
+        candidate, line = Path(renamed.get(job, candidate.name)), 0
+    return LogMessage(message.severity, message.kind, text, str(source_dir / candidate), line,
+                      message.token)  # fmt: skip

@@ -76,3 +76,13 @@ def failed(messages: list[LogMessage], allow_no_output: bool) -> bool:
         m.severity in (ERROR, FATAL) and m.kind != "unclosed_group" and not (allow_no_output and m.kind == "no_output")
         for m in messages
     )
+
+
+def bib_tool_input(work: Path, job: str) -> tuple[str | None, str | None]:
+    """Return (the bibliography tool the last run asks for, what it reads): one read of the .bcf or .aux files."""
+    if (work / f"{job}.bcf").exists():
+        return "biber", bib_input(work, job, "biber")
+    wanted = bib_input(work, job, "bibtex") or ""
+    if "\\bibdata" in wanted:  # also in an \include'd file's .aux
+        return "bibtex", wanted
+    return None, None

@@ -28,11 +28,15 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..tempfiles import write_json
 from ..texlog import ERROR, FATAL, LogMessage
 from . import cachetrust
 from .rerun import AUX_SUFFIXES
+
+if TYPE_CHECKING:
+    from ..manuscript import Manuscript
 
 # what a run writes that no later run reads: never part of a state
 OUTPUTS = (".log", ".pdf", ".fls", ".blg", ".run.xml", ".synctex.gz", ".synctex", ".xdv", ".dvi")
@@ -215,3 +219,16 @@ class StateStore:
 
 
 STORE = StateStore()
+
+
+def head_sources(manuscript: Manuscript, copied: dict[str, bytes]) -> dict[str, bytes]:
+    """Return {relpath: sha256} of HEAD's sources (the files on disk): the key a warm start looks its state up by."""
+    sources = dict(copied)  # a supplied file the snapshot does not hold was copied from disk first: HEAD's bytes
+    base = manuscript.base
+    for path in manuscript.supplied.keys() & manuscript.texts.keys():
+        rel = os.path.relpath(path, manuscript.directory)
+        if base is not None and path in base.digests:
+            sources[rel] = base.digests[path]
+        else:
+            sources.pop(rel, None)  # a file HEAD does not hold: not part of HEAD's sources
+    return sources
