@@ -4,7 +4,7 @@
 #   PATCHWRITE_TEX_PACKAGES  space-separated Debian packages (the action's `tex-packages` input)
 set -euo pipefail
 
-read -r -a packages <<< "${PATCHWRITE_TEX_PACKAGES:-texlive-latex-base texlive-latex-recommended latexmk}"
+read -r -a packages <<< "${PATCHWRITE_TEX_PACKAGES:-texlive-latex-base texlive-latex-recommended latexmk lmodern}"
 if [[ "${PATCHWRITE_PAGES:-false}" == true ]]; then packages+=(poppler-utils); fi  # pdftoppm: the changed pages
 packages+=(bubblewrap)
 missing=()
