@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from pytest_patchwrite import kpse
 from pytest_patchwrite.autoraters.citation_metrics import citation_f1
 from pytest_patchwrite.autoraters.matching import match_references
 from pytest_patchwrite.autoraters.references import Reference, _entries, latex_to_text, reference_from_fields
@@ -52,7 +53,7 @@ def rewrite(fields: dict[str, str], how: int) -> dict[str, str]:
 
 
 def matcher_quality() -> None:
-    path = resolve_bib("biblatex-examples", Path.cwd())
+    path = resolve_bib("biblatex-examples", Path.cwd(), tex_tree=kpse.find)
     if path is None:
         print("matcher: biblatex-examples.bib not found (apt-get install texlive-bibtex-extra)")
         return

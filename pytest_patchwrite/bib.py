@@ -1,13 +1,16 @@
-"""Bibliographies: `.bib` files through bibtexparser v2, found as bibtex and biber find them."""
+"""Bibliographies: `.bib` files through bibtexparser v2, found as bibtex and biber find them.
+
+A pure reader: a name not beside the manuscript is looked up in the TeX tree by the function the caller hands
+over (`kpse.find`, which runs kpsewhich in the sandbox), so reading a manuscript starts no process here.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 import os
-import shutil
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +18,7 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock
 
-from . import envfaults, sandbox, sandboxcmd
+from . import envfaults
 from .errors import InputError
 from .inputs import decode, read_held
 from .paths import Boundary, OutsideTree
@@ -40,6 +43,8 @@ class Bibliography:
 
 
 BibKeys = tuple[dict[str, str], list[tuple[str, int, str]], list[tuple[str, int, str]]]
+#: the TeX tree lookup `resolve_bib` is handed: (file name, trusted) -> the path kpsewhich finds, or None
+TexTree = Callable[[str, bool], str | None]
 
 
 #: parsed `.bib` files kept per process, keyed by name and content hash: the same bytes are parsed once
@@ -123,8 +128,9 @@ def _quiet(logger: logging.Logger) -> Iterator[None]:
         logger.setLevel(previous)
 
 
-def resolve_bib(name: str, directory: Path, boundary: Boundary | None = None) -> Path | None:
-    """Return the file `\\bibliography{name}` reads: beside the manuscript, else from the TeX tree (kpsewhich).
+def resolve_bib(name: str, directory: Path, boundary: Boundary | None = None, *, tex_tree: TexTree) -> Path | None:
+    """Return the file `\\bibliography{name}` reads: beside the manuscript, else from the TeX tree (`tex_tree`,
+    given the file name and whether the boundary is trusted: `kpse.find`).
 
     Raise OutsideTree when the name leads outside the manuscript's repository, names
     a variable or `~` (kpathsea would expand them), or could be read as an option.
@@ -139,14 +145,12 @@ def resolve_bib(name: str, directory: Path, boundary: Boundary | None = None) ->
     local = directory / filename
     if os.path.lexists(local):
         return boundary.require(local, name, shared=True) if local.is_file() else None
-    if "/" in filename or not shutil.which("kpsewhich"):
+    if "/" in filename:
         return None
-    confined = not boundary.trusted and sandboxcmd.available()
-    with sandbox.job_directory("kpse") as tree:
-        found = sandbox.output_of("kpsewhich", ["-must-exist"], [filename], tree, confined=confined)
-    if not found or not found.strip():
+    found = tex_tree(filename, boundary.trusted)
+    if not found:
         return None
-    path = Path(found.strip().splitlines()[0])
+    path = Path(found)
     if boundary.allowed(path, shared=True, tex_tree=True) is None:
         raise OutsideTree(name, boundary.why_refused(path, shared=True))
     return path

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import snapshot
+from . import kpse, snapshot
 from .bib import resolve_bib
 from .gates.compile import CompileGate
 from .gates.evidence import NO_LOG, EvidenceConfig, EvidenceReport, engine_undefined, evaluate
@@ -135,7 +135,7 @@ def engine_bibliographies(report: CompileReport, manuscript: Manuscript, known: 
     found: list[Path] = []
     for name in report.bibliographies:
         try:
-            path = resolve_bib(name, manuscript.directory, boundary)
+            path = resolve_bib(name, manuscript.directory, boundary, tex_tree=kpse.find)
         except OutsideTree:
             continue  # the source's reading reports it where it is declared, if it is
         if path is not None and path not in known and path not in found and boundary.allowed(path, shared=True):

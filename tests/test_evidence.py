@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
+from pytest_patchwrite import kpse
 from pytest_patchwrite.bib import load_bib, resolve_bib
 from pytest_patchwrite.errors import InputError
 from pytest_patchwrite.explog import load_logs
@@ -149,11 +150,31 @@ def test_repeated_strings_are_fine_repeated_entries_are_listed(tmp_path: Path) -
 
 def test_bib_resolved_from_the_tex_tree_with_kpsewhich(tmp_path: Path) -> None:
     require_tool("kpsewhich")
-    path = resolve_bib("IEEEabrv", tmp_path)
+    path = resolve_bib("IEEEabrv", tmp_path, tex_tree=kpse.find)
     if path is None:
         pytest.skip("IEEEabrv.bib is not installed: apt-get install texlive-publishers")
     assert path.name == "IEEEabrv.bib" and path.is_absolute()
-    assert resolve_bib("no-such-bibliography", tmp_path) is None
+    assert resolve_bib("no-such-bibliography", tmp_path, tex_tree=kpse.find) is None
+
+
+def test_bib_asks_the_tex_tree_only_for_a_bare_name_not_beside_the_manuscript(tmp_path: Path) -> None:
+    """`resolve_bib` starts nothing: it hands the name to the lookup it is given (kpsewhich, in the sandbox)."""
+    require_tool("kpsewhich")
+    asked: list[tuple[str, bool]] = []
+
+    def find(filename: str, trusted: bool) -> str | None:
+        asked.append((filename, trusted))
+        return kpse.find(filename, trusted)
+
+    (tmp_path / "IEEEabrv.bib").write_text("@misc{local, title={T}}\n")  # beside the paper: never looked up
+    assert resolve_bib("IEEEabrv", tmp_path, tex_tree=find) == tmp_path / "IEEEabrv.bib" and asked == []
+    assert resolve_bib("sub/IEEEabrv", tmp_path, tex_tree=find) is None and asked == []  # a path: only beside
+    (tmp_path / "IEEEabrv.bib").unlink()
+    found = resolve_bib("IEEEabrv", tmp_path, tex_tree=find)
+    assert asked == [("IEEEabrv.bib", False)]
+    if found is None:
+        pytest.skip("IEEEabrv.bib is not installed: apt-get install texlive-publishers")
+    assert found == Path(kpse.find("IEEEabrv.bib") or "") and found.is_absolute()
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from pylatexenc.latex2text import (  # type: ignore[import-untyped,unused-ignore
     get_default_latex_context_db,
 )
 
+from .. import kpse
 from ..bib import resolve_bib
 from ..errors import InputError
 from ..gates.evidence import EvidenceConfig
@@ -246,7 +247,7 @@ def load_references(root: Path | str | Manuscript, reader: Reader | None = None)
     boundary = boundary or Boundary.for_root(resolved)
     for name, _line in found.bibliographies:
         try:
-            path = resolve_bib(name, resolved.parent, boundary)
+            path = resolve_bib(name, resolved.parent, boundary, tex_tree=kpse.find)
         except OutsideTree:
             path = None  # named outside the manuscript's tree: listed as missing, never read
         if path is None:

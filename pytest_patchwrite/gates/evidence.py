@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .. import snapshot
+from .. import kpse, snapshot
 from ..bib import Bibliography, load_bibliography, resolve_bib
 from ..bindfile import FileBinding, parse
 from ..deadline import OutOfTime, within
@@ -113,7 +113,7 @@ def _bibliography(
     for s in scans:
         for name, line in s.bibliographies:
             try:
-                found = resolve_bib(name, manuscript.directory, boundary)
+                found = resolve_bib(name, manuscript.directory, boundary, tex_tree=kpse.find)
             except OutsideTree as exc:
                 problems.append(Violation("outside_tree", s.file, line, name, exc.why))
                 continue
