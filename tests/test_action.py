@@ -47,9 +47,17 @@ def test_the_example_workflow_is_valid_and_uses_the_action() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     workflow = yaml.safe_load(path.read_text())
     steps = workflow["jobs"]["manuscript"]["steps"]
-    assert [s.get("uses", "").split("@")[0] for s in steps] == ["actions/checkout", "OWNER/pytest-patchwrite"]
+    uses = [s.get("uses", "").split("@")[0] for s in steps]
+    assert uses == ["actions/checkout", "", "actions/checkout", "./.patchwrite"]
     assert steps[0]["with"]["persist-credentials"] is False
-    assert len(path.read_text().splitlines()) < 30
+    assert steps[1]["run"].startswith("test ! -e .patchwrite && test ! -L .patchwrite")
+    # the action is a checkout of its own, at a revision the pull request cannot change: never its head (`uses: ./`)
+    action = steps[2]["with"]
+    assert action["path"] == ".patchwrite" and action["persist-credentials"] is False
+    assert action["repository"] == "${{ vars.PATCHWRITE_REPOSITORY || github.repository }}"
+    assert action["ref"] == "${{ vars.PATCHWRITE_REF || github.event.pull_request.base.sha }}"
+    assert "OWNER" not in path.read_text()  # no placeholder that fails at run time
+    assert len(path.read_text().splitlines()) < 40
 
 
 def test_the_action_never_runs_the_pull_requests_code() -> None:
