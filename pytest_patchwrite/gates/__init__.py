@@ -17,14 +17,14 @@ def default_gates(
     trusted: bool = False,
 ) -> list[Gate]:
     """Return the enabled gates for the manuscript at `path`, compile first."""
-    from ..check import CheckOptions
-    from .evidence import EvidenceGate
+    from .compile import CompileGate
+    from .evidence import EvidenceConfig, EvidenceGate
 
-    options = CheckOptions(engine=engine, timeout=timeout or 60.0, trusted=trusted)
+    seconds = timeout or 60.0
     root = None  # the manuscript that reads `path`, found by the transaction from the text it reads under its lock
     gates: list[Gate] = []
     if compile_gate:
-        gates.append(options.compile_gate(root))
+        gates.append(CompileGate(root, engine=engine, timeout=seconds, trusted=trusted))
     if evidence_gate:
-        gates.append(EvidenceGate(root, options.evidence_config()))
+        gates.append(EvidenceGate(root, EvidenceConfig(trusted=trusted, timeout=seconds)))
     return gates
