@@ -33,7 +33,7 @@ DYNAMIC = {
     # these pass on a kind that was already collected: from a log message, a violation, an EditError
     ("gates/located.py", "m.kind"): set(),
     ("gates/located.py", "violation.kind"): set(),
-    ("gates/compile.py", "message.kind"): set(),
+    ("gates/located.py", "message.kind"): set(),
     ("texlog.py", "kind"): set(),
     ("transaction.py", "exc.reason"): set(),
 }
