@@ -24,8 +24,9 @@ B = r"\section{Introduction} Encoders are good. We did experiments. Results are 
 
 def test_schema_grammars_compile_in_llama_cpp() -> None:
     require_local_model()
-    import llama_cpp
+    from pytest_patchwrite.proposers.local import import_llama_cpp
 
+    llama_cpp = import_llama_cpp()
     for schema in (SXS_SCHEMA, LITREVIEW_SCHEMA, labels_schema(12)):
         grammar, longest = schema_grammar(schema, 160)
         assert llama_cpp.LlamaGrammar.from_string(grammar, verbose=False) is not None

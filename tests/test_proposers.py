@@ -37,10 +37,9 @@ JOBS = [
 def require_local_model() -> None:
     """Skip (in CI: fail) when llama-cpp-python or the bundled model is missing."""
     try:
-        import llama_cpp  # noqa: F401
+        from pytest_patchwrite.proposers.local import bundled_model, import_llama_cpp
 
-        from pytest_patchwrite.proposers.local import bundled_model
-
+        import_llama_cpp()
         bundled_model()
     except (ImportError, ProposerError) as exc:
         reason = f"the local proposer needs pip install 'pytest-patchwrite[local]' ({exc})"
@@ -290,3 +289,15 @@ def test_propose_prints_the_reply_escaped_and_applies_it_as_it_came(
     assert out == "```EDIT 1 1\n\\x1b[2J\tkept\\x07\n\\x3a:stop-commands::x\n```\n"
     assert "\x1b" not in err and "\x07" not in err and "(\\x1b, \\x07)" in err
     assert paper.read_text() == "\x1b[2J\tkept\x07\n::stop-commands::x\nkept\n"  # the reply as it came
+
+
+def test_llama_cpp_leaves_no_unclosed_file_at_exit() -> None:
+    require_local_model()
+    code = "from pytest_patchwrite.proposers.local import import_llama_cpp; import_llama_cpp()"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}  # the worktree's package
+    done = subprocess.run([sys.executable, "-W", "always::ResourceWarning", "-c", code], capture_output=True,
+                          text=True, timeout=120, env=env)  # fmt: skip
+    assert done.returncode == 0 and "ResourceWarning" not in done.stderr, done.stderr
+    bare = subprocess.run([sys.executable, "-W", "always::ResourceWarning", "-c", "import llama_cpp"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert bare.stderr.count("ResourceWarning: unclosed file") == 2  # what the import alone leaves: the fix matters

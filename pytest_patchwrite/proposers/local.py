@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib.metadata
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,31 @@ def bundled_model() -> Path:
     raise ProposerError(f"{BUNDLED_DISTRIBUTION} is installed but holds no .gguf file")
 
 
+def import_llama_cpp() -> Any:
+    """Return the `llama_cpp` module (ImportError when it is missing), set to close its files at exit."""
+    import llama_cpp  # type: ignore[import-not-found,unused-ignore]
+
+    if _close_devnull_files not in _AT_EXIT:
+        _AT_EXIT.append(_close_devnull_files)
+        atexit.register(_close_devnull_files)
+    return llama_cpp
+
+
+#: what import_llama_cpp registered with atexit (once per process)
+_AT_EXIT: list[Any] = []
+
+
+def _close_devnull_files() -> None:
+    # llama_cpp._utils opens /dev/null twice at import and never closes it (its stdout/stderr suppressor), so every
+    # process that imported it printed two `ResourceWarning: unclosed file` lines at exit under -W default or -X dev.
+    # Close them then: no model is built after atexit, and a model's close() and __del__ do not use them.
+    utils = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        handle = getattr(utils, name, None)
+        if handle is not None and not handle.closed:
+            handle.close()
+
+
 def _default_threads() -> int:
     """Return $PATCHWRITE_LLAMA_THREADS, else every core (llama.cpp spins: never ask for more than are free)."""
     value = os.environ.get("PATCHWRITE_LLAMA_THREADS", "")
@@ -53,7 +80,7 @@ class LocalProposer:
         seed: int = 0,
     ) -> None:
         try:
-            import llama_cpp  # type: ignore[import-not-found,unused-ignore]
+            llama_cpp = import_llama_cpp()
         except ImportError as exc:
             raise ProposerError(f"llama-cpp-python is not installed: {INSTALL_HINT}") from exc
         path = Path(model) if model else bundled_model()
