@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import kpse, snapshot
-from .bib import resolve_bib
+from . import snapshot
 from .gates.compile import CompileGate
-from .gates.evidence import NO_LOG, EvidenceConfig, EvidenceReport, engine_undefined, evaluate
+from .gates.evidence import NO_LOG, EvidenceConfig, EvidenceReport, engine_undefined, evaluate, record_adds
 from .gates.report import CompileReport
 from .latex import text_layer_command
-from .manuscript import Manuscript, add_engine_inputs, load_manuscript
+from .manuscript import load_manuscript
 from .model import GateResult
-from .paths import Boundary, OutsideTree
 
 
 @dataclass
@@ -124,25 +122,6 @@ def placeholders_result(
     return GateResult.of(evidence.placeholders_in(pdf), "placeholders", details=details)
 
 
-def engine_bibliographies(report: CompileReport, manuscript: Manuscript, known: list[Path]) -> list[Path]:
-    """Return the bibliographies bibtex or biber read in the compile that the source's reading did not find.
-
-    A class may name its bibliography through a macro (ReScience C: `\\addbibresource{\\articleBIBLIOGRAPHY}`,
-    the macro set in `metadata.tex`); the engine's record (`\\bibdata`, the `.bcf`) has the name it resolved.
-    Only files inside the manuscript's repository count (a system `.bib` is declared in the source or not used).
-    """
-    boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
-    found: list[Path] = []
-    for name in report.bibliographies:
-        try:
-            path = resolve_bib(name, manuscript.directory, boundary, tex_tree=kpse.find)
-        except OutsideTree:
-            continue  # the source's reading reports it where it is declared, if it is
-        if path is not None and path not in known and path not in found and boundary.allowed(path, shared=True):
-            found.append(path)
-    return found
-
-
 def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]:
     """Return each gate's verdict on the manuscript rooted at `root` (`numbers` says `skipped` without a log)."""
     config = options.evidence_config()
@@ -153,12 +132,9 @@ def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]
     styles = snapshot.local_styles(manuscript)  # read once per snapshot (the evidence locks read them too)
     text_layer = text_layer_command([*manuscript.texts.values(), *styles])
     gate.extract_text = bool(evidence.placeholders) and not text_layer  # only then is the PDF's text worth reading
-    report = gate.compile(manuscript)  # the snapshot: the one read of the manuscript
-    added = add_engine_inputs(manuscript, report.typeset)  # a file `\\input` through a macro, say
-    bibs = engine_bibliographies(report, manuscript, evidence.bib_files)  # `\\addbibresource{\\articleBIBLIOGRAPHY}`
-    if added or bibs:
+    report = gate.compile(manuscript)  # the snapshot: the one read of the manuscript; it takes the engine's record
+    if record_adds(manuscript, evidence):
         # what the engine read decides what is checked: the second reading adds what the source's reading missed
-        config = replace(config, bibs=[*config.bibs, *bibs])
         evidence = evaluate(manuscript, config)
     results = {"compile": compile_result(report), "citations": citations_result(evidence, report)}
     numbers = numbers_result(evidence)

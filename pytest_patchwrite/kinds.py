@@ -254,6 +254,14 @@ ENTRIES: tuple[Kind, ...] = (
         "Add the `.bib` or fix its name.",
     ),
     Kind(
+        "unread_bib",
+        "citations",
+        "warning",
+        "A bibliography declared with `% !patchwrite bib` or `patchwrite_bib` that the passing compile's bibtex or "
+        "biber never read: its keys count for the cite lock, but none of them was typeset.",
+        "Declare the bibliography the document uses (`\\bibliography`, `\\addbibresource`), or drop the declaration.",
+    ),
+    Kind(
         "bib_error",
         "citations",
         "error",

@@ -336,3 +336,16 @@ def _numbers(
     for i in range_percent(masked, [(n.start, n.end, n.percent) for n in found]):
         found[i] = replace(found[i], percent=True)
     return found
+
+
+def key_lines(text: str, key: str) -> list[int]:
+    """Return the lines where `key` stands as an argument item (`{key}`, `{a, key}`) outside comments and verbatim.
+
+    Where a key the engine cited (`gates.record.bib_record`) sits in the source when no citation command the
+    scanner knows cites it (a class macro, `\\shortcite` defined out of sight): its usual place, a braced list.
+    """
+    masked = mask(text)[0]
+    if key not in masked:
+        return []
+    pattern = re.compile(r"[{,]\s*" + re.escape(key) + r"\s*(?=[,}])")
+    return sorted({masked.count("\n", 0, m.start()) + 1 for m in pattern.finditer(masked)})

@@ -202,7 +202,9 @@ class Manuscript:
 
     def held_bytes(self) -> dict[Path, bytes]:
         """Return {real path: bytes} of every text the snapshot holds: what a sandbox copy writes for those files."""
-        return {**self.data, **{path: text.encode("utf-8") for path, text in self.texts.items()}}
+        # a supplied text the reading of the sources did not reach (a file `\\input` through a macro) is compiled too
+        texts = {**self.supplied, **self.texts}
+        return {**self.data, **{path: text.encode("utf-8") for path, text in texts.items()}}
 
     def derive(self, texts: dict[Path, str]) -> Manuscript:
         """Return the candidate snapshot: this one with some files' texts replaced (HEAD plus an edit).
@@ -314,9 +316,14 @@ def add_engine_inputs(manuscript: Manuscript, names: list[str]) -> list[Path]:
     total = sum(len(text) for text in manuscript.texts.values())
     for name in names:
         real = boundary.allowed(manuscript.directory / name, shared=True)
-        if real is None or real in known or not real.is_file() or len(known) >= MAX_FILES:
+        if real is None or real in known or len(known) >= MAX_FILES:
             continue
-        text = read_text(real)
+        held = manuscript.supplied[real] if real in manuscript.supplied else None
+        if held is None and manuscript.base is not None:
+            held = manuscript.base.texts.get(real)
+        if held is None and not real.is_file():
+            continue
+        text = held if held is not None else read_text(real)  # a candidate's edit of the file is what was compiled
         total += len(text)
         if total > limit_for("manuscript"):
             break  # the static reading already held the cap; what the engine adds past it stays unread

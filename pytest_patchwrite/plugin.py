@@ -251,11 +251,15 @@ class ManuscriptItem(pytest.Item):
             except EngineMissing:
                 shared, performed = None, False
             judge = citations_result if self.name == "citations" else placeholders_result
-            result = judge(settings.evidence_of(root), shared)
+            result = judge(settings.evidence_of(root, shared), shared)
             result.details["performed_compile"] = performed and shared is not None and not shared.cached
             return result
         if self.name == "numbers":
-            numbers = numbers_result(settings.evidence_of(root))
+            try:  # a file the engine typeset that the reading missed holds numbers too
+                typeset: CompileReport | None = shared_compile(settings, root)[0]
+            except EngineMissing:
+                typeset = None
+            numbers = numbers_result(settings.evidence_of(root, typeset))
             if numbers is None:
                 pytest.skip(NO_LOG)
             return numbers
@@ -267,7 +271,7 @@ class ManuscriptItem(pytest.Item):
                 compiled: CompileReport | None = shared_compile(settings, root)[0]
             except EngineMissing:
                 compiled = None
-            evidence = settings.evidence_of(root)
+            evidence = settings.evidence_of(root, compiled)  # the snapshot now holds the engine's record
             return diff_manuscript(settings.manuscript_of(root), base, config, settings.max_hunk, evidence, compiled,
                                    settings.evidence_from).result()  # fmt: skip
         if self.name == "quality":

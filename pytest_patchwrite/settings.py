@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from . import envfaults
+from . import envfaults, snapshot
 from .check import CheckOptions
 from .errors import InputError
 from .gates.cachetrust import inside_work_tree
-from .gates.evidence import EvidenceReport, evaluate
+from .gates.evidence import EvidenceReport, evaluate, record_adds
 from .gates.verdicts import default_cache_dir
 from .inputs import parse_seconds
 from .manuscript import Manuscript, load_manuscript
@@ -37,6 +37,7 @@ class Settings:
     evidence: dict[Path, EvidenceReport] = field(default_factory=dict)
     evidence_from: str = "head"  # which revision's logs and bibs attest in the diff item (selfattest)
     manuscripts: dict[Path, Manuscript] = field(default_factory=dict)
+    recorded: set[Path] = field(default_factory=set)  # roots whose evidence took the engine's record
 
     def manuscript_of(self, root: Path) -> Manuscript:
         """Return the snapshot of the manuscript at `root`, read once per session and process (every item takes it)."""
@@ -44,10 +45,18 @@ class Settings:
             self.manuscripts[root] = load_manuscript(root, boundary=self.options.evidence_config().boundary(root))
         return self.manuscripts[root]
 
-    def evidence_of(self, root: Path) -> EvidenceReport:
-        """Return the evidence locks' report on `root`, evaluated once per session and process."""
+    def evidence_of(self, root: Path, compiled: Any = None) -> EvidenceReport:
+        """Return the evidence locks' report on `root`, evaluated once per session and process; with the session's
+        compile report (`compiled`), once more with the engine's record when it adds anything (`record_adds`)."""
         if root not in self.evidence:
             self.evidence[root] = evaluate(self.manuscript_of(root), self.options.evidence_config())
+        if compiled is not None and root not in self.recorded:
+            self.recorded.add(root)
+            manuscript = self.manuscript_of(root)
+            if manuscript.record is None:  # compiled by another worker: its report, this process's snapshot
+                snapshot.take_record(manuscript, compiled)
+            if record_adds(manuscript, self.evidence[root]):
+                self.evidence[root] = evaluate(manuscript, self.options.evidence_config())
         return self.evidence[root]
 
 

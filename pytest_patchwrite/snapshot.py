@@ -7,8 +7,9 @@ from a snapshot and shared by the gates:
 
 - stage one (the sources, before any compile): the engine and why (`engine`), the bibliographies mirrored from
   above the paper (`shared_bibliographies`), the content key of the compiled sources (`source_digests`);
-- stage two (after a compile): `EngineRecord`, what the engine's own record adds (the files it read, the
-  bibliographies it used), set on `Manuscript.record` by the compile gate for the gates that run after it;
+- stage two (after a compile): `EngineRecord`, what the engine's own record adds (the files it read and typeset,
+  the bibliographies it used, the keys it cited), set on `Manuscript.record` by the compile gate (`take_record`)
+  for the gates that run after it; `engine_bibliographies` resolves its bibliographies;
 - `Snapshots`: the per-transaction memo that rides in `PatchContext`, so the gates of one `try_patch` share HEAD's
   snapshot and the candidate's, derived from it without touching the disk.
 """
@@ -17,13 +18,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from . import kpse
+from .bib import resolve_bib
 from .engines import engine_and_reason
 from .engines import local_styles as _local_styles
-from .manuscript import Manuscript, load_manuscript, locate
+from .manuscript import Manuscript, add_engine_inputs, load_manuscript, locate
 from .manuscript import shared_bibliographies as _shared
 from .model import PatchContext
-from .paths import Boundary
+from .paths import Boundary, OutsideTree
 
 
 def engine(manuscript: Manuscript) -> tuple[str | None, str]:
@@ -57,16 +61,71 @@ def shared_bibliographies(manuscript: Manuscript) -> list[Path]:
 class EngineRecord:
     """Stage two of a snapshot: what the engine's own record of a compile adds to what the sources say.
 
-    Set on `Manuscript.record` by the compile gate; the gates that run after the compile read it there.
-    `inputs`: the files of the tree the engine read (its `-recorder` `.fls`), relative to the paper's directory;
-    `bibliographies`: the databases bibtex or biber used (`\\bibdata` of the `.aux` files, the `.bcf` datasources);
-    `typeset`: of `inputs`, the files `\\input` typeset (`gates.record.typeset_inputs`). The same lists as the
-    `CompileReport` fields of those names.
+    Set on `Manuscript.record` by the compile gate (`take_record`); the gates that run after the compile read it
+    there. `inputs`: the files of the tree the engine read (its `-recorder` `.fls`), relative to the paper's
+    directory; `bibliographies`: the databases bibtex or biber used (`\\bibdata` of the `.aux` files, the `.bcf`
+    datasources); `typeset`: of `inputs`, the files `\\input` typeset (`gates.record.typeset_inputs`); `cited`:
+    the keys the engine cited (`gates.record.bib_record`), None when the record is another snapshot's (`borrow`).
+    The same lists as the `CompileReport` fields of those names. `passed`: whether that compile passed; `added`:
+    the files the record added to the snapshot's reading.
     """
 
     inputs: list[str] = field(default_factory=list)
     bibliographies: list[str] = field(default_factory=list)
     typeset: list[str] = field(default_factory=list)
+    cited: list[str] | None = None
+    passed: bool = False
+    added: list[Path] = field(default_factory=list)
+    resolved: list[Path] | None = None  # `engine_bibliographies`, once per record
+
+
+def take_record(manuscript: Manuscript, report: Any) -> EngineRecord:
+    """Return the engine record of a compile report (a `CompileReport`), set as the snapshot's stage two.
+
+    The files the engine typeset that the reading of the sources missed (a file `\\input` through a macro) join
+    the snapshot's files, so every flow that compiled checks them: `check`, the items, `apply`, `try_patch`, the
+    fixtures and the diff item all take the snapshot the compile gate compiled.
+    """
+    record = EngineRecord(list(report.inputs), list(report.bibliographies), list(report.typeset),
+                          list(getattr(report, "cited", [])), bool(report.ok))  # fmt: skip
+    manuscript.record = record
+    record.added = add_engine_inputs(manuscript, record.typeset)
+    return record
+
+
+def borrow_record(manuscript: Manuscript, other: Manuscript) -> None:
+    """Give a snapshot that was not compiled (HEAD, beside a compiled candidate) the other's bibliographies and
+    typeset files, but not its cited keys: what HEAD cites only HEAD's own compile tells."""
+    if manuscript.record is not None or other.record is None:
+        return
+    record = EngineRecord(list(other.record.inputs), list(other.record.bibliographies), list(other.record.typeset),
+                          None, other.record.passed)  # fmt: skip
+    manuscript.record = record
+    record.added = add_engine_inputs(manuscript, record.typeset)
+
+
+def engine_bibliographies(manuscript: Manuscript) -> list[Path]:
+    """Return the real paths of the bibliographies the snapshot's compile used (its record), inside the repository
+    or the TeX tree; [] before a compile.
+
+    A class may name its bibliography through a macro (ReScience C: `\\addbibresource{\\articleBIBLIOGRAPHY}`,
+    the macro set in `metadata.tex`); the engine's record (`\\bibdata`, the `.bcf`) has the name it resolved.
+    """
+    record = manuscript.record
+    if record is None:
+        return []
+    if record.resolved is None:
+        boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
+        found: list[Path] = []
+        for name in record.bibliographies:
+            try:
+                path = resolve_bib(name, manuscript.directory, boundary, tex_tree=kpse.find)
+            except OutsideTree:
+                continue  # the source's reading reports it where it is declared, if it is
+            if path is not None and path not in found:
+                found.append(path)
+        record.resolved = found
+    return list(record.resolved)
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +32,12 @@ def register(sub: Any) -> None:
     parser.add_argument("--pages-size", type=int, default=1400, metavar="PX",
                         help="long side of a drawn page in pixels (1400, at most 3000)")
     parser.add_argument("--timeout", type=seconds, default=None,
-                        help="seconds for each compile of --pages, and for drawing its pages (default 60)")
+                        help="seconds for each compile (the working tree's, those of --pages) and for drawing pages "
+                        "(default 60)")  # fmt: skip
     add_engine_option(parser)
-    parser.add_argument("--no-cache", action="store_true", help="--pages: compile even when a verdict is cached")
+    parser.add_argument("--no-compile", action="store_true",
+                        help="do not compile the working tree: no engine record, no undefined-citation rule")
+    parser.add_argument("--no-cache", action="store_true", help="compile even when a verdict is cached")
     parser.add_argument("--trusted-input", action="store_true", help=TRUSTED_HELP)
     parser.set_defaults(func=run)
 
@@ -41,18 +45,23 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Report what the working tree's manuscript moved against a git revision; return the exit code."""
     from ..gates.evidence import EvidenceConfig
-    from ..manuscript import find_root
+    from ..manuscript import find_root, load_manuscript
     from ..prdiff import GitBase, diff_manuscript, format_change
 
     root = find_root(Path(args.file))
     base = GitBase.open(root.parent, args.base)
-    report = diff_manuscript(root, base, EvidenceConfig(), args.max_hunk, evidence_from=args.evidence_from)
+    config = EvidenceConfig()
+    manuscript = load_manuscript(root, boundary=config.boundary(root))
+    compiled = None if args.no_compile else _compiled(args, manuscript)  # sets the snapshot's engine record
+    report = diff_manuscript(manuscript, base, config, args.max_hunk, compiled=compiled,
+                             evidence_from=args.evidence_from)  # fmt: skip
     write_sarif(args.sarif, report.result().violations)
     pages = _pages(args, root, base, report.changes)
     if args.json:
         drawn = {"pages": pages.to_json()} if pages is not None else {}
-        print(json.dumps({"path": str(root), "base": args.base, **report.result().to_json(Path.cwd()), **drawn},
-                         indent=2))  # fmt: skip
+        ran = {"engine": compiled.engine, "ok": compiled.ok, "cached": compiled.cached} if compiled else None
+        print(json.dumps({"path": str(root), "base": args.base, **report.result().to_json(Path.cwd()),
+                          "compile": ran, **drawn}, indent=2))  # fmt: skip
         return EXIT_OK if report.result().ok else EXIT_FAILED
     cwd = Path.cwd()
     if report.new_manuscript:
@@ -68,6 +77,25 @@ def run(args: argparse.Namespace) -> int:
     if pages is not None:
         print(pages_line(pages))
     return EXIT_OK if ok else EXIT_FAILED
+
+
+def _compiled(args: argparse.Namespace, manuscript: Any) -> Any:
+    """Return the working tree's compile report (a verdict-cache hit after `check`), None when the engine is missing.
+
+    The diff does not fail because the compile does (that is `check`'s item); a passing compile's undefined
+    citations and references on changed lines fail it, as in the pytest `diff` item.
+    """
+    from ..check import CheckOptions
+    from ..gates.report import EngineMissing
+
+    options = CheckOptions(engine=args.engine, timeout=args.timeout or 60.0, use_cache=not args.no_cache,
+                           trusted=args.trusted_input)  # fmt: skip
+    try:
+        return options.compile_gate(manuscript.root).compile(manuscript)
+    except EngineMissing as exc:
+        print(shown.line(f"patchwrite diff: {exc}: diffed without compiling (no engine record, no undefined-citation "
+                         "rule; --no-compile says so quietly)"), file=sys.stderr)  # fmt: skip
+        return None
 
 
 def _pages(args: argparse.Namespace, root: Path, base: Any, changes: list) -> Any:

@@ -130,8 +130,7 @@ class CompileGate:
         manuscript = root if isinstance(root, Manuscript) else self.snapshot(root, overrides)
         report = self._compile(manuscript, warm_start)
         # stage two of the snapshot: what the engine's own record adds, for the gates that run after the compile
-        record_ = snapshot.EngineRecord(list(report.inputs), list(report.bibliographies), list(report.typeset))
-        manuscript.record = record_
+        snapshot.take_record(manuscript, report)
         return report
 
     def _compile(self, manuscript: Manuscript, warm_start: bool) -> CompileReport:
@@ -303,7 +302,8 @@ class CompileGate:
         typeset = record.typeset_inputs(read_files, read_log(work / f"{job}.log"), recorded) if read_files else []
         report.typeset = [root.name if rel == entry else rel for rel in typeset]
         tool = (asked or bib_tool_input(work, job))[0]
-        report.bibliographies = record.bibliographies(work, job, tool)
+        report.bibliographies, cited = record.bib_record(work, job, tool, recorded)
+        report.cited = cited if self.resolve else []
         pdf = work / f"{job}.pdf"
         report.pdf_bytes = pdf.stat().st_size if pdf.exists() else 0
         report.messages = [relocate(m, work, root.parent, {entry: root.name, JOB: root.name}, JOB) for m in messages]

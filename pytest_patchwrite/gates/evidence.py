@@ -8,14 +8,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .. import kpse, snapshot
-from ..bib import Bibliography, load_bibliography, resolve_bib
+from .. import snapshot
 from ..bindfile import FileBinding, parse
 from ..deadline import OutOfTime, within
 from ..errors import InputError
 from ..explog import EvidenceLog, load_logs
 from ..latex import Scan, scan
-from ..manuscript import Manuscript, bib_backend, magic_comments, magic_line
+from ..manuscript import Manuscript, magic_comments
 from ..model import ERROR, WARNING, GateResult, PatchContext, Violation
 from ..numeric import parse_number
 from ..paths import Boundary, OutsideTree
@@ -24,6 +23,7 @@ from ..placeholders import seen_in
 from ..texcites import cite_commands
 from ..texconditionals import false_conditionals
 from .binding import allowed_numbers, bindings_location, lock_violations, read_bindings, reconcile
+from .citelock import bibliography_of, cite_violations, declared_at, name_list
 from .headrules import carried_suppressions, settings_changes
 
 POLICIES = ("decimals", "all", "off")
@@ -86,58 +86,15 @@ class EvidenceReport:
     pool_only: int = 0  # numbers that pass only because some logged value rounds to them (no bindings file)
     bindings_file: Path | None = None  # the bindings file the lock used, if any
     timed_out: bool = False  # the locks ran past their time (`evaluate`): every list holds that `timeout`
+    cited: frozenset[str] = frozenset()  # the keys the source's citation commands cite (the static scan)
+    declared_bibs: list[Path] = field(default_factory=list)  # `patchwrite_bib` / `% !patchwrite bib` files
+    recorded_cites: frozenset[str] = frozenset()  # keys reported only through the compile's record (its .aux)
 
     def placeholders_in(self, pdf_text: str | None) -> list[Violation]:
         """Return the placeholders the PDF's text confirms; all of them (the source rules) without a PDF."""
         if pdf_text is None:
             return list(self.placeholders)
         return [v for v, seen in zip(self.placeholders, seen_in(self.probes, pdf_text), strict=True) if seen]
-
-
-def _declared_at(manuscript: Manuscript, key: str, config_text: str) -> tuple[str, int]:
-    """Return (file, line) of the root's `% !patchwrite key = ...` comment in the text the configuration was read
-    from (HEAD's root when a HEAD judges; line 0: declared by configuration)."""
-    return str(manuscript.root), magic_line(config_text, f"patchwrite.{key}") or 0
-
-
-def _name_list(paths: list[Path]) -> str:
-    return ", ".join(p.name for p in paths) or "none"
-
-
-def _bibliography(
-    manuscript: Manuscript, scans: list[Scan], config: EvidenceConfig, config_text: str
-) -> tuple[Bibliography, list[Violation]]:
-    problems: list[Violation] = []
-    paths: list[Path] = []
-    boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
-    for s in scans:
-        for name, line in s.bibliographies:
-            try:
-                found = resolve_bib(name, manuscript.directory, boundary, tex_tree=kpse.find)
-            except OutsideTree as exc:
-                problems.append(Violation("outside_tree", s.file, line, name, exc.why))
-                continue
-            if found is None:
-                message = "is declared but not found beside the manuscript nor by kpsewhich"
-                problems.append(Violation("missing_bib", s.file, line, name, message))
-            elif found not in paths:
-                paths.append(found)
-    for declared in config.bibs:
-        if boundary.allowed(declared, shared=True) is None:
-            where, line = _declared_at(manuscript, "bib", config_text)
-            why = boundary.why_refused(declared, shared=True)
-            problems.append(Violation("outside_tree", where, line, str(declared), why))
-        elif declared not in paths:
-            paths.append(declared)
-    bibliography = load_bibliography(paths, manuscript.data)
-    problems.extend(Violation("bib_error", file, line, "", message) for file, line, message in bibliography.problems)
-    for file, line, key in bibliography.duplicates:
-        message = "is defined twice; bibtex and biber warn and keep the first entry"
-        problems.append(Violation("duplicate_entry", file, line, key, message, WARNING))
-    for s in scans:
-        for key, line in s.bibitems:
-            bibliography.keys.setdefault(key, f"{s.file}:{line}")
-    return bibliography, problems
 
 
 def evaluate(
@@ -187,29 +144,12 @@ def _evaluate(
                 s.suppressed = carried_suppressions(head.get(path, ""), manuscript.texts[path])
 
     citations = [Violation("outside_tree", str(f), line, name, why) for f, line, name, why in manuscript.outside]
-    bibliography, problems = _bibliography(manuscript, scans, config, config_text)
-    backend = bib_backend(manuscript.texts[manuscript.root])
+    bibliography, problems = bibliography_of(manuscript, scans, config.bibs, config_text)
+    recorded: list[Violation] = []
     if config.cites:
         citations.extend(problems)
-        described = f"bib: {_name_list(bibliography.files)}; {len(bibliography.keys)} keys defined"
-        for s in scans:
-            for cite in s.citations:
-                if cite.key == "*" or cite.key in bibliography.keys or s.is_suppressed(cite.line, "cite"):
-                    continue
-                other = bibliography.lookup_case(cite.key)
-                if other and backend == "bibtex":
-                    message = f"differs only in case from {other}: bibtex resolves it, biber would not"
-                    citations.append(Violation("case_mismatch", cite.file, cite.line, cite.key, message, WARNING))
-                    continue
-                if other:
-                    message = f"is not defined; {other} differs only in case (biber does not resolve it)"
-                elif not bibliography.files and not bibliography.keys:
-                    message = (
-                        "is cited but no bibliography is declared (\\bibliography, \\addbibresource, patchwrite_bib)"
-                    )
-                else:
-                    message = f"is not defined ({described})"
-                citations.append(Violation("unknown_cite", cite.file, cite.line, cite.key, message))
+        found, recorded = cite_violations(manuscript, scans, bibliography)
+        citations.extend(found)
 
     numbers: list[Violation] | None = None
     log: EvidenceLog | None = None
@@ -218,7 +158,7 @@ def _evaluate(
         try:
             log = load_logs(list(config.logs), manuscript.directory, manuscript.boundary, manuscript.data)
         except OutsideTree as exc:
-            where, line = _declared_at(manuscript, "log", config_text)
+            where, line = declared_at(manuscript, "log", config_text)
             numbers = [Violation("outside_tree", where, line, exc.name, exc.why)]
         else:
             if config.numbers != "off":
@@ -247,7 +187,24 @@ def _evaluate(
     skipped = None if numbers is not None else (NO_LOG if not config.logs else "the number policy is off")
     report = EvidenceReport(citations, numbers, placeholders, bibliography.files, log_files, keys, log, probes, skipped)
     report.pool_only, report.bindings_file = pool_only, bindings_file
+    report.cited = frozenset(cite.key for s in scans for cite in s.citations)
+    report.declared_bibs = [Path(p) for p in config.bibs]
+    report.recorded_cites = frozenset(v.token for v in recorded)
     return report
+
+
+def record_adds(manuscript: Manuscript, report: EvidenceReport) -> bool:
+    """Return whether the snapshot's engine record (stage two) can change `report`, evaluated before the compile:
+    a file it typeset that the reading missed, a bibliography it used, a key it cited that the scan did not see,
+    a declared bibliography to warn about. Then the flow evaluates once more (`check`, the items)."""
+    record = manuscript.record
+    if record is None or report.timed_out:
+        return False
+    if record.added or any(p not in report.bib_files for p in snapshot.engine_bibliographies(manuscript)):
+        return True
+    if record.passed and report.declared_bibs:
+        return True
+    return bool(set(record.cited or ()) - report.cited)
 
 
 def _bindings(
@@ -266,7 +223,7 @@ def _bindings(
 def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConfig) -> tuple[list[Violation], int]:
     allowed = {value for item in config.allow_numbers if (value := parse_number(str(item).rstrip("%"))) is not None}
     mode = "strict" if config.strict else config.numbers
-    logs = _name_list(log.files)
+    logs = name_list(log.files)
     out: list[Violation] = []
     passed = 0
     for s in scans:
@@ -327,6 +284,9 @@ class EvidenceGate:
         started = time.perf_counter()
         root = self.root or snapshot.root_of(context, text)
         head_manuscript, manuscript = snapshot.pair_for(context, text, root, self.config.boundary(root))
+        # stage two: the candidate's compile (the compile gate, before this one) says which bibliographies and files
+        # the engine used; HEAD, not compiled, is judged with the same ones (its own compile only when it matters)
+        snapshot.borrow_record(head_manuscript, manuscript)
         head = evaluate(head_manuscript, self.config)
         # a file HEAD's manuscript does not read was read from disk as it is (HEAD), unless the candidate supplied it
         supplied = {Path(p).resolve() for p in context.files}
@@ -338,7 +298,12 @@ class EvidenceGate:
         if candidate.timed_out:  # what was not checked is never allowed because HEAD was not checked either
             return GateResult.of(candidate.citations, "evidence", time.perf_counter() - started)
         in_head = {(_lock_kind(v.kind), v.token) for v in _all(head)}
-        new.extend(as_added(v) for v in _all(candidate) if (_lock_kind(v.kind), v.token) not in in_head)
+        added = [v for v in _all(candidate) if (_lock_kind(v.kind), v.token) not in in_head]
+        if any(v.token in candidate.recorded_cites for v in added) and _head_compiled(context):
+            # a key only the compile's .aux shows: HEAD may cite it the same way, which only HEAD's compile tells
+            in_head |= {(_lock_kind(v.kind), v.token) for v in evaluate(head_manuscript, self.config).citations}
+            added = [v for v in added if (_lock_kind(v.kind), v.token) not in in_head]
+        new.extend(as_added(v) for v in added)
         new.extend(_engine_additions(context, {v.token for v in new}))
         skipped = {"skipped": {"numbers": candidate.numbers_skipped}} if candidate.numbers_skipped else {}
         return GateResult.of(new, "evidence", time.perf_counter() - started, skipped)
@@ -372,12 +337,20 @@ def _engine_additions(context: PatchContext, reported: set[str]) -> list[Violati
     found = [v for v in engine_undefined(report) if v.token not in reported]
     if not found:
         return []
-    head = context.records["compile_head"]()
-    if not head.ok:
+    head = _head_compiled(context)
+    if head is None or not head.ok:
         return []
     old = {(v.kind, v.token) for v in engine_undefined(head)}
     return [replace(v, message=v.message + "; HEAD's compile had it defined or did not use it")
             for v in found if (v.kind, v.token) not in old]  # fmt: skip
+
+
+def _head_compiled(context: PatchContext) -> Any:
+    """Return HEAD's compile report (once per transaction; it sets HEAD's engine record), None without one."""
+    if "compile_head_report" not in context.records:
+        compile_head = context.records.get("compile_head")
+        context.records["compile_head_report"] = compile_head() if callable(compile_head) else None
+    return context.records["compile_head_report"]
 
 
 def _all(report: EvidenceReport) -> list[Violation]:

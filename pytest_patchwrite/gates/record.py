@@ -1,5 +1,6 @@
-"""The engine's own record of a compile: the files it opened (`-recorder`'s `.fls`) and the bibliographies
-bibtex or biber were asked to read (`\\bibdata` in the `.aux` files, the datasources of the `.bcf`).
+"""The engine's own record of a compile: the files it opened (`-recorder`'s `.fls`), the bibliographies
+bibtex or biber were asked to read (`\\bibdata` in the `.aux` files, the datasources of the `.bcf`) and the
+keys it cited (`\\citation` in the `.aux` files, biblatex's `\\abx@aux@cite`, the `.bcf`'s citekeys).
 
 This record, not our reading of the source, is the truth about which files and bibliographies a
 manuscript uses: a bibliography named through a macro (`\\addbibresource{\\articleBIBLIOGRAPHY}`)
@@ -15,10 +16,15 @@ from pathlib import Path, PurePosixPath
 
 from .. import sandbox, sandboxcmd
 from ..texlog import Recording, log_inputs, parse_fls
-from .rerun import bib_input, read_log
+from .rerun import read_log
 
 _BIBDATA = re.compile(r"\\bibdata\{(?P<names>[^}]*)\}")
 _DATASOURCE = re.compile(r"<bcf:datasource\b(?P<attrs>[^>]*)>(?P<name>[^<]*)</bcf:datasource>")
+_CITATION = re.compile(r"^\\citation\{(?P<keys>[^}]*)\}", re.MULTILINE)
+# biblatex: `\abx@aux@cite{<refsection>}{key}` (3.x), `\abx@aux@cite{key}` (older)
+_ABX_CITE = re.compile(r"^\\abx@aux@cite(?:\{[^{}]*\})?\{(?P<key>[^{}]*)\}\s*$", re.MULTILINE)
+_CITEKEY = re.compile(r"<bcf:citekey\b[^>]*>(?P<key>[^<]*)</bcf:citekey>")
+_AUX_INPUT = re.compile(r"\\@input\{(?P<name>[^}]+)\}")
 
 
 def recording(work: Path, job: str) -> Recording:
@@ -32,18 +38,21 @@ def tree_inputs(record: Recording, work: Path, job: str) -> list[str]:
     A system file (a class from the TeX tree) is no file of the manuscript; a mirrored file above
     the paper (`../refs.bib`) is.
     """
+    return [rel for rel in _in_copy(record.inputs, work) if not rel.startswith(f"{job}.")]
+
+
+def _in_copy(names: tuple[str, ...], work: Path) -> list[str]:
+    """Return the names of the `.fls` that are files of the copy, relative to `work` (POSIX form), in order."""
     tree = sandbox.owning_job_directory(work) or work
     tops = ((sandboxcmd.TREE, str(Path(sandboxcmd.TREE) / work.relative_to(tree))), (str(tree), str(work)))
     found: dict[str, None] = {}
-    for name in record.inputs:
+    for name in names:
         if os.path.isabs(name):
             cwd = next((cwd for top, cwd in tops if name.startswith(top.rstrip("/") + "/")), None)
             if cwd is None:
                 continue
             name = os.path.relpath(name, cwd)
-        relative = PurePosixPath(os.path.normpath(name)).as_posix()
-        if not relative.startswith(f"{job}."):
-            found.setdefault(relative, None)
+        found.setdefault(PurePosixPath(os.path.normpath(name)).as_posix(), None)
     return list(found)
 
 
@@ -62,22 +71,45 @@ def typeset_inputs(inputs: list[str], log: str, record: Recording) -> list[str]:
     return [rel for rel in inputs if rel in opened and PurePosixPath(rel).suffix.lower() not in _NOT_TYPESET]
 
 
-def bibliographies(work: Path, job: str, tool: str | None) -> list[str]:
-    """Return the bibliography names the tool was asked to read, relative to `work`, `.bib` added as bibtex does.
+def bib_record(work: Path, job: str, tool: str | None, record: Recording) -> tuple[list[str], list[str]]:
+    """Return (the bibliography names the tool was asked to read, the keys the last run cited), each file read once.
 
-    bibtex: the `\\bibdata` of the job's `.aux` and of the `.aux` files it inputs (an `\\include`'d
-    file's); biber: the file datasources of the `.bcf` (remote ones are never fetched, so never named).
+    Bibliographies, relative to `work`, `.bib` added as bibtex does: bibtex's are the `\\bibdata` of the job's
+    `.aux` and of the `.aux` files it inputs (an `\\include`'d file's), as bibtex reads them; biber's the file
+    datasources of the `.bcf` (remote ones are never fetched, so never named).
+    Cited keys, whatever command cited them, first-cited order, `*` left out: the `\\citation` lines (and
+    biblatex's `\\abx@aux@cite`) of those `.aux` files, or the `.bcf`'s citekeys under biber. Only files that run
+    wrote count for them (its `.fls` OUTPUT lines): an `.aux` the checkout holds, or one a warm start seeded and no
+    run rewrote, never names a key.
     """
+    written = set(_in_copy(record.outputs, work))
     names: dict[str, None] = {}
-    if tool == "bibtex":
-        for match in _BIBDATA.finditer(bib_input(work, job, "bibtex") or ""):
-            for name in match.group("names").split(","):
-                if name.strip():
-                    name = name.strip()
-                    names.setdefault(name if name.endswith(".bib") else f"{name}.bib", None)
-    elif tool == "biber":
-        for match in _DATASOURCE.finditer(read_log(work / f"{job}.bcf")):
+    keys: dict[str, None] = {}
+    bcf = f"{job}.bcf"
+    if tool == "biber" or bcf in written:
+        text = read_log(work / bcf)
+        for match in _DATASOURCE.finditer(text if tool == "biber" else ""):
             attrs = match.group("attrs")
             if 'type="file"' in attrs or "type=" not in attrs:
                 names.setdefault(html.unescape(match.group("name").strip()), None)
-    return [name for name in names if name]
+        if bcf in written:
+            keys.update((html.unescape(m.group("key").strip()), None) for m in _CITEKEY.finditer(text))
+    if tool == "bibtex" or (f"{job}.aux" in written and bcf not in written):
+        pending, seen = [f"{job}.aux"], set()
+        while pending:
+            name = PurePosixPath(os.path.normpath(pending.pop())).as_posix()
+            if name in seen:
+                continue
+            seen.add(name)
+            text = read_log(work / name)
+            if tool == "bibtex":
+                for match in _BIBDATA.finditer(text):
+                    for bib in (b.strip() for b in match.group("names").split(",")):
+                        if bib:
+                            names.setdefault(bib if bib.endswith(".bib") else f"{bib}.bib", None)
+            if name in written and bcf not in written:
+                for match in _CITATION.finditer(text):
+                    keys.update((key.strip(), None) for key in match.group("keys").split(","))
+                keys.update((match.group("key").strip(), None) for match in _ABX_CITE.finditer(text))
+            pending.extend(m.group("name") for m in _AUX_INPUT.finditer(text))
+    return [name for name in names if name], [key for key in keys if key and key != "*"]

@@ -44,6 +44,7 @@ class CompileReport:
     inputs: list[str] = field(default_factory=list)
     bibliographies: list[str] = field(default_factory=list)
     typeset: list[str] = field(default_factory=list)  # of `inputs`, the files `\\input` typeset (record.py)
+    cited: list[str] = field(default_factory=list)  # the keys the last run cited (its .aux/.bcf; record.py)
     start: str = "cold"  # cold, or how a warm start went (see gates.warm.Start)
     cache_rejected: int = 0  # cache entries on disk that did not verify and were ignored (gates.cachetrust)
     messages: list[LogMessage] = field(default_factory=list)

@@ -11,7 +11,7 @@ from typing import Any
 from ..tempfiles import write_json
 from . import cachetrust
 
-CACHE_VERSION = "6"  # 6: the repository mirror, one message per error and line, the engine record
+CACHE_VERSION = "7"  # 6: the repository mirror, one message per error and line, the engine record; 7: cited keys
 
 
 def default_cache_dir() -> Path:

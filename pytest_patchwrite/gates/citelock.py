@@ -1,0 +1,150 @@
+"""The cite lock: which keys a manuscript may cite, and the cited keys no bibliography defines.
+
+The keys come from the bibliographies the sources declare, the configuration's (`patchwrite_bib`,
+`% !patchwrite bib`), the ones bibtex or biber used in the snapshot's compile (its stage two, also one named
+through a macro) and the `\\bibitem`s. The cited keys are the static scan's (`latex.scan`, every citation command
+it knows and the manuscript's own wrappers) plus, after a compile, the keys the engine cited (the job's `.aux` and
+`.bcf`): a command out of the scanner's sight cites too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import kpse, snapshot
+from ..bib import Bibliography, load_bibliography, resolve_bib
+from ..latex import Scan, key_lines
+from ..manuscript import Manuscript, bib_backend, magic_line
+from ..model import ERROR, WARNING, Violation
+from ..paths import Boundary, OutsideTree
+
+
+def declared_at(manuscript: Manuscript, key: str, config_text: str) -> tuple[str, int]:
+    """Return (file, line) of the root's `% !patchwrite key = ...` comment in the text the configuration was read
+    from (HEAD's root when a HEAD judges; line 0: declared by configuration)."""
+    return str(manuscript.root), magic_line(config_text, f"patchwrite.{key}") or 0
+
+
+def name_list(paths: list[Path]) -> str:
+    """Return the files' names, comma-separated, or `none`."""
+    return ", ".join(p.name for p in paths) or "none"
+
+
+def bibliography_of(
+    manuscript: Manuscript, scans: list[Scan], declared_bibs: list[Path], config_text: str
+) -> tuple[Bibliography, list[Violation]]:
+    """Return (the keys the manuscript may cite, the problems of its bibliographies): what the sources declare,
+    the configuration's `declared_bibs` (`patchwrite_bib`, `% !patchwrite bib`), the bibliographies the compile
+    used (stage two) and the `\\bibitem`s."""
+    problems: list[Violation] = []
+    paths: list[Path] = []
+    boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
+    for s in scans:
+        for name, line in s.bibliographies:
+            try:
+                found = resolve_bib(name, manuscript.directory, boundary, tex_tree=kpse.find)
+            except OutsideTree as exc:
+                problems.append(Violation("outside_tree", s.file, line, name, exc.why))
+                continue
+            if found is None:
+                message = "is declared but not found beside the manuscript nor by kpsewhich"
+                problems.append(Violation("missing_bib", s.file, line, name, message))
+            elif found not in paths:
+                paths.append(found)
+    for declared in declared_bibs:
+        if boundary.allowed(declared, shared=True) is None:
+            where, line = declared_at(manuscript, "bib", config_text)
+            why = boundary.why_refused(declared, shared=True)
+            problems.append(Violation("outside_tree", where, line, str(declared), why))
+        elif declared not in paths:
+            paths.append(declared)
+    # stage two: the bibliographies bibtex or biber used, also one named through a macro; they add to what the
+    # source and the configuration declare, never replace it
+    engine_bibs = snapshot.engine_bibliographies(manuscript)
+    paths.extend(path for path in engine_bibs if path not in paths)
+    problems.extend(_unread(manuscript, declared_bibs, config_text, engine_bibs))
+    bibliography = load_bibliography(paths, manuscript.data)
+    problems.extend(Violation("bib_error", file, line, "", message) for file, line, message in bibliography.problems)
+    for file, line, key in bibliography.duplicates:
+        message = "is defined twice; bibtex and biber warn and keep the first entry"
+        problems.append(Violation("duplicate_entry", file, line, key, message, WARNING))
+    for s in scans:
+        for key, line in s.bibitems:
+            bibliography.keys.setdefault(key, f"{s.file}:{line}")
+    return bibliography, problems
+
+
+def _unread(manuscript: Manuscript, declared_bibs: list[Path], config_text: str, used: list[Path]) -> list[Violation]:
+    """Return a warning per declared bibliography (`patchwrite_bib`, `% !patchwrite bib`) the passing compile's
+    bibtex or biber never read: its keys still count, but no citation of the document was resolved from them."""
+    record = manuscript.record
+    if record is None or not record.passed:
+        return []
+    boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
+    out: list[Violation] = []
+    for declared in declared_bibs:
+        real = boundary.allowed(declared, shared=True)  # one outside is reported as such (`_bibliography`)
+        if real is not None and real.is_file() and real not in used:
+            where, line = declared_at(manuscript, "bib", config_text)
+            tool = "bibtex or biber" if record.bibliographies else "no bibliography tool (none ran)"
+            message = (f"is declared as a bibliography but the compile's {tool} never read it: its keys count for "
+                       "the cite lock, none of them was typeset")  # fmt: skip
+            out.append(Violation("unread_bib", where, line, str(declared), message, WARNING))
+    return out
+
+
+def _undefined(key: str, file: str, line: int, bibliography: Bibliography, backend: str, note: str = "") -> Violation:
+    """Return the violation of a cited key the bibliography does not define (`case_mismatch` under bibtex)."""
+    other = bibliography.lookup_case(key)
+    if other and backend == "bibtex":
+        message = f"differs only in case from {other}: bibtex resolves it, biber would not"
+        return Violation("case_mismatch", file, line, key, message + note, WARNING)
+    if other:
+        message = f"is not defined; {other} differs only in case (biber does not resolve it)"
+    elif not bibliography.files and not bibliography.keys:
+        message = "is cited but no bibliography is declared (\\bibliography, \\addbibresource, patchwrite_bib)"
+    else:
+        message = f"is not defined (bib: {name_list(bibliography.files)}; {len(bibliography.keys)} keys defined)"
+    return Violation("unknown_cite", file, line, key, message + note, ERROR)
+
+
+def _recorded_cites(
+    manuscript: Manuscript, scans: list[Scan], bibliography: Bibliography, backend: str
+) -> list[Violation]:
+    """Return the violations of the keys the compile cited (its `.aux`/`.bcf`) that no citation command of the
+    source's scan cites and no bibliography defines: a `\\shortcite` defined out of sight, a class macro.
+
+    Each is located at every line of the tree where the key stands as an argument, else at the root (line 0);
+    the static scan's keys are its own (one violation per key and line).
+    """
+    record = manuscript.record
+    if record is None or not record.cited:
+        return []
+    static = {cite.key for s in scans for cite in s.citations}
+    out: list[Violation] = []
+    for key in record.cited:
+        if key in static or key in bibliography.keys:
+            continue
+        note = "; the compile cited it (its .aux), through a command the scan does not know"
+        places = [(s.file, line) for path, s in zip(manuscript.files, scans, strict=True)
+                  for line in key_lines(manuscript.texts[path], key) if not s.is_suppressed(line, "cite")]  # fmt: skip
+        if not places and not any(key_lines(text, key) for text in manuscript.texts.values()):
+            places = [(str(manuscript.root), 0)]  # written nowhere in the tree (a macro builds it): at the root
+        out.extend(_undefined(key, file, line, bibliography, backend, note) for file, line in places)
+    return out
+
+
+def cite_violations(
+    manuscript: Manuscript, scans: list[Scan], bibliography: Bibliography
+) -> tuple[list[Violation], list[Violation]]:
+    """Return (every cite violation, those of them only the compile's record shows): the cited keys that
+    `bibliography` does not define, each at its line (`case_mismatch` a warning under bibtex)."""
+    backend = bib_backend(manuscript.texts[manuscript.root])
+    out: list[Violation] = []
+    for s in scans:
+        for cite in s.citations:
+            if cite.key == "*" or cite.key in bibliography.keys or s.is_suppressed(cite.line, "cite"):
+                continue
+            out.append(_undefined(cite.key, cite.file, cite.line, bibliography, backend))
+    recorded = _recorded_cites(manuscript, scans, bibliography, backend)
+    return out + recorded, recorded
