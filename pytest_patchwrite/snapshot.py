@@ -9,7 +9,7 @@ from a snapshot and shared by the gates:
   above the paper (`shared_bibliographies`), the content key of the compiled sources (`source_digests`);
 - stage two (after a compile): `EngineRecord`, what the engine's own record adds (the files it read and typeset,
   the bibliographies it used, the keys it cited), set on `Manuscript.record` by the compile gate (`take_record`)
-  for the gates that run after it; `engine_bibliographies` resolves its bibliographies;
+  for the gates that run after it (`gates.citelock.engine_bibliographies` resolves its bibliographies);
 - `Snapshots`: the per-transaction memo that rides in `PatchContext`, so the gates of one `try_patch` share HEAD's
   snapshot and the candidate's, derived from it without touching the disk.
 """
@@ -20,14 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import kpse
-from .bib import resolve_bib
 from .engines import engine_and_reason
 from .engines import local_styles as _local_styles
 from .manuscript import Manuscript, add_engine_inputs, load_manuscript, locate
 from .manuscript import shared_bibliographies as _shared
 from .model import PatchContext
-from .paths import Boundary, OutsideTree
+from .paths import Boundary
 
 
 def engine(manuscript: Manuscript) -> tuple[str | None, str]:
@@ -76,7 +74,7 @@ class EngineRecord:
     cited: list[str] | None = None
     passed: bool = False
     added: list[Path] = field(default_factory=list)
-    resolved: list[Path] | None = None  # `engine_bibliographies`, once per record
+    resolved: list[Path] | None = None  # `gates.citelock.engine_bibliographies`, once per record
 
 
 def take_record(manuscript: Manuscript, report: Any) -> EngineRecord:
@@ -102,30 +100,6 @@ def borrow_record(manuscript: Manuscript, other: Manuscript) -> None:
                           None, other.record.passed)  # fmt: skip
     manuscript.record = record
     record.added = add_engine_inputs(manuscript, record.typeset)
-
-
-def engine_bibliographies(manuscript: Manuscript) -> list[Path]:
-    """Return the real paths of the bibliographies the snapshot's compile used (its record), inside the repository
-    or the TeX tree; [] before a compile.
-
-    A class may name its bibliography through a macro (ReScience C: `\\addbibresource{\\articleBIBLIOGRAPHY}`,
-    the macro set in `metadata.tex`); the engine's record (`\\bibdata`, the `.bcf`) has the name it resolved.
-    """
-    record = manuscript.record
-    if record is None:
-        return []
-    if record.resolved is None:
-        boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
-        found: list[Path] = []
-        for name in record.bibliographies:
-            try:
-                path = resolve_bib(name, manuscript.directory, boundary, tex_tree=kpse.find)
-            except OutsideTree:
-                continue  # the source's reading reports it where it is declared, if it is
-            if path is not None and path not in found:
-                found.append(path)
-        record.resolved = found
-    return list(record.resolved)
 
 
 @dataclass

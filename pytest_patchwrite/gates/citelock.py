@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import kpse, snapshot
+from .. import kpse
 from ..bib import Bibliography, load_bibliography, resolve_bib
 from ..latex import Scan, key_lines
 from ..manuscript import Manuscript, bib_backend, magic_line
@@ -28,6 +28,30 @@ def declared_at(manuscript: Manuscript, key: str, config_text: str) -> tuple[str
 def name_list(paths: list[Path]) -> str:
     """Return the files' names, comma-separated, or `none`."""
     return ", ".join(p.name for p in paths) or "none"
+
+
+def engine_bibliographies(manuscript: Manuscript) -> list[Path]:
+    """Return the real paths of the bibliographies the snapshot's compile used (its record), inside the repository
+    or the TeX tree; [] before a compile.
+
+    A class may name its bibliography through a macro (ReScience C: `\\addbibresource{\\articleBIBLIOGRAPHY}`,
+    the macro set in `metadata.tex`); the engine's record (`\\bibdata`, the `.bcf`) has the name it resolved.
+    """
+    record = manuscript.record
+    if record is None:
+        return []
+    if record.resolved is None:
+        boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
+        found: list[Path] = []
+        for name in record.bibliographies:
+            try:
+                path = resolve_bib(name, manuscript.directory, boundary, tex_tree=kpse.find)
+            except OutsideTree:
+                continue  # the source's reading reports it where it is declared, if it is
+            if path is not None and path not in found:
+                found.append(path)
+        record.resolved = found
+    return list(record.resolved)
 
 
 def bibliography_of(
@@ -60,7 +84,7 @@ def bibliography_of(
             paths.append(declared)
     # stage two: the bibliographies bibtex or biber used, also one named through a macro; they add to what the
     # source and the configuration declare, never replace it
-    engine_bibs = snapshot.engine_bibliographies(manuscript)
+    engine_bibs = engine_bibliographies(manuscript)
     paths.extend(path for path in engine_bibs if path not in paths)
     problems.extend(_unread(manuscript, declared_bibs, config_text, engine_bibs))
     bibliography = load_bibliography(paths, manuscript.data)

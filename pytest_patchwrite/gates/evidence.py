@@ -23,7 +23,7 @@ from ..placeholders import seen_in
 from ..texcites import cite_commands
 from ..texconditionals import false_conditionals
 from .binding import allowed_numbers, bindings_location, lock_violations, read_bindings, reconcile
-from .citelock import bibliography_of, cite_violations, declared_at, name_list
+from .citelock import bibliography_of, cite_violations, declared_at, engine_bibliographies, name_list
 from .headrules import carried_suppressions, settings_changes
 
 POLICIES = ("decimals", "all", "off")
@@ -200,7 +200,7 @@ def record_adds(manuscript: Manuscript, report: EvidenceReport) -> bool:
     record = manuscript.record
     if record is None or report.timed_out:
         return False
-    if record.added or any(p not in report.bib_files for p in snapshot.engine_bibliographies(manuscript)):
+    if record.added or any(p not in report.bib_files for p in engine_bibliographies(manuscript)):
         return True
     if record.passed and report.declared_bibs:
         return True
