@@ -10,7 +10,7 @@ from .gates.compile import CompileGate
 from .gates.evidence import NO_LOG, EvidenceConfig, EvidenceReport, engine_undefined, evaluate, record_adds
 from .gates.report import CompileReport
 from .latex import text_layer_command
-from .manuscript import load_manuscript
+from .manuscript import Manuscript, load_manuscript
 from .model import GateResult
 
 
@@ -122,10 +122,12 @@ def placeholders_result(
     return GateResult.of(evidence.placeholders_in(pdf), "placeholders", details=details)
 
 
-def check_manuscript(root: Path, options: CheckOptions) -> dict[str, GateResult]:
-    """Return each gate's verdict on the manuscript rooted at `root` (`numbers` says `skipped` without a log)."""
+def check_manuscript(root: Path | Manuscript, options: CheckOptions) -> dict[str, GateResult]:
+    """Return each gate's verdict on the manuscript rooted at `root`, or on its snapshot (`numbers` says `skipped`
+    without a log)."""
     config = options.evidence_config()
-    manuscript = load_manuscript(root, boundary=config.boundary(root))
+    manuscript = root if isinstance(root, Manuscript) else load_manuscript(root, boundary=config.boundary(root))
+    root = manuscript.root
     evidence = evaluate(manuscript, config)
     gate = options.compile_gate(root)
     # the PDF's text confirms a placeholder only when the manuscript lets the engine write it from the glyphs

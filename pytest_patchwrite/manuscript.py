@@ -410,19 +410,25 @@ def locate(path: Path | str, levels: int = 3, text: str | None = None) -> tuple[
             )
         return real, None
     directory = path.parent
+    known = {path: text}  # what was read: a peek that was the whole file is not read again (a sibling section)
+    peeks: dict[Path, tuple[os.stat_result, bytes]] = {}
     for _ in range(levels):
         # a bounded look: the first few dozen regular files, a peek at their head, never a FIFO
         for candidate in sorted(directory.glob("*.tex"))[:MAX_ROOT_CANDIDATES]:
+            if candidate.resolve() in known:
+                continue  # the file itself, which is no root
             try:
                 head, info = _peek(candidate)
+                if len(head) == info.st_size:
+                    known[candidate.resolve()] = decode(head, candidate)
+                    peeks[candidate.resolve()] = (info, head)
                 if not is_root(head.decode("utf-8", "replace")):
                     continue
-                known = {path: text}
-                if len(head) == info.st_size:  # the peek is the whole file: not read again
-                    known[candidate.resolve()] = decode(head, candidate)
-                    note_read(candidate, info, head)  # a commit compares it before its swap, as any file it read
                 loaded = load_manuscript(candidate, known=known)
                 if path in loaded.files:
+                    for read in loaded.files:  # a commit compares them before its swap, as any file it read
+                        if read in peeks:
+                            note_read(read, *peeks[read])
                     return loaded.root, loaded
             except PatchwriteError:
                 continue

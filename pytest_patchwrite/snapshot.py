@@ -129,8 +129,9 @@ class Snapshots:
             seeds = [m for _, m in self.located.values() if m is not None and m.root == key[0]]
             if seeds and seeds[0].boundary == boundary:
                 head = seeds[0]  # root finding loaded it, from the same texts
-            else:
-                head = load_manuscript(key[0], self.head, boundary=boundary)
+            else:  # what root finding read under the lock stands for the disk under another boundary too
+                known = dict(seeds[0].texts) if seeds else None
+                head = load_manuscript(key[0], self.head, boundary=boundary, known=known)
             head.supplied = {}  # HEAD's texts are the disk's, read under the lock
             self.built[key] = (head, head.derive(self.edited))
         return self.built[key]

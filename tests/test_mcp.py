@@ -56,9 +56,11 @@ def served(tmp_path: Path) -> Path:
 
 
 @asynccontextmanager
-async def session(directory: Path, errlog: Path | None = None) -> AsyncIterator[ClientSession]:
+async def session(
+    directory: Path, errlog: Path | None = None, server: list[str] = SERVER
+) -> AsyncIterator[ClientSession]:
     """Yield an initialized client session with `patchwrite mcp directory` (its stderr to `errlog`)."""
-    params = StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], "mcp", str(directory)], env=_env())
+    params = StdioServerParameters(command=server[0], args=[*server[1:], "mcp", str(directory)], env=_env())
     with open(errlog or os.devnull, "w") as err:
         async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as client:
             await client.initialize()
@@ -430,6 +432,80 @@ def test_the_server_survives_tool_errors_and_serves_the_next_call(served: Path, 
     assert after["text"].startswith(" 1 | % !TEX program = pdflatex")
     assert "Traceback" not in errlog.read_text()
     assert not Path("/tmp/x").exists() or Path("/tmp/x").stat().st_mtime < time.time() - 3600
+
+
+# the server with a Python audit hook on `open`: every open of a manuscript file by name, outside the sandboxes
+# (the sandbox copy opens files relative to a directory's descriptor: the hook sees bare names), written to a file
+COUNTING_SERVER = [sys.executable, "-c", """
+import collections, json, os, sys, threading
+out, names, sandboxes = sys.argv[1], set(json.loads(sys.argv[2])), sys.argv[3]
+counts, lock = collections.Counter(), threading.Lock()
+def hook(event, args):
+    if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+        path = os.fsdecode(args[0])
+        if os.path.basename(path) in names and not path.startswith(sandboxes):
+            with lock:
+                counts[os.path.basename(path)] += 1
+                with open(out + ".part", "w") as f:
+                    json.dump(counts, f)
+                os.replace(out + ".part", out)
+sys.addaudithook(hook)
+from pytest_patchwrite.cli import main
+sys.exit(main(sys.argv[4:]))
+"""]
+MANUSCRIPT = ["main.tex", "intro.tex", "results.tex", "refs.bib", "results.json"]
+
+
+def test_each_call_reads_the_manuscript_once(served: Path, tmp_path: Path) -> None:
+    counts = tmp_path / "opens.json"
+    sandboxes = os.path.join(os.environ.get("TMPDIR", "/tmp"), "patchwrite-")
+    server = [*COUNTING_SERVER, str(counts), json.dumps(MANUSCRIPT), sandboxes]
+
+    def opens() -> dict[str, int]:
+        return json.loads(counts.read_text()) if counts.exists() else {}
+
+    async def main() -> list[dict[str, int]]:
+        seen = []
+        async with session(served, server=server) as client:
+            assert data(await client.call_tool("check", {"path": "sections/intro.tex"}))["ok"] is True
+            seen.append(opens())
+            edit = fenced(3, 3, "Vision encoders are known to be sensitive to local corruptions~\\citep{smith2020}.")
+            result = data(await client.call_tool("apply_edit", {"path": "sections/intro.tex", "edit": edit}))
+            assert result["accepted"] is True
+            seen.append(opens())
+        return seen
+
+    checked, applied = run(main)
+    assert set(checked) == set(MANUSCRIPT), checked  # the hook saw every file read
+    # a check reads each file once into its snapshot and the compile copies it: at most twice
+    assert max(checked.values()) <= 2, checked
+    edits = {name: applied.get(name, 0) - checked.get(name, 0) for name in MANUSCRIPT}
+    # as `patchwrite apply`: the edited file found before the lock, read under it, locked, compared before the swap;
+    # the others read once and compared once
+    assert edits.pop("intro.tex") <= 4, edits
+    assert max(edits.values()) <= 2, edits
+
+
+def test_only_files_a_root_under_dir_reads_can_be_edited_or_checked(served: Path) -> None:
+    (served / "sections" / "orphan.tex").write_text("No root inputs this file.\n")
+    (served / "sections" / "named.tex").write_text("% !TEX root = ../main.tex\nNamed, never input.\n")
+    before = {p: p.read_bytes() for p in served.rglob("*.tex")}
+
+    async def main() -> list[str]:
+        async with session(served) as client:
+            out = []
+            for name in ("sections/orphan.tex", "sections/named.tex"):
+                args = {"path": name, "edit": fenced(1, 1, "Changed.")}
+                out.append(error_text(await client.call_tool("apply_edit", args)))
+                out.append(error_text(await client.call_tool("check", {"path": name})))
+            return out
+
+    orphan_edit, orphan_check, named_edit, named_check = run(main)
+    for text in (orphan_edit, orphan_check):
+        assert "sections/orphan.tex: no root manuscript" in text, text
+    for text in (named_edit, named_check):
+        assert "sections/named.tex: is not read by the manuscript main.tex" in text, text
+    assert {p: p.read_bytes() for p in served.rglob("*.tex")} == before
 
 
 def _hostile(directory: Path, timeout: int) -> None:

@@ -297,9 +297,10 @@ def allowed_numbers(items: list[str]) -> set[Decimal]:
     return {value for item in items if (value := parse_number(str(item).rstrip("%"))) is not None}
 
 
-def bind_root(root: Path, config: EvidenceConfig) -> BindOutcome:
-    """Return the bindings of the manuscript rooted at `root` against its declared logs (nothing is written)."""
-    manuscript = load_manuscript(root, boundary=config.boundary(root))
+def bind_root(root: Path | Manuscript, config: EvidenceConfig) -> BindOutcome:
+    """Return the bindings of the manuscript rooted at `root` (or of its snapshot) against its declared logs (nothing
+    is written)."""
+    manuscript = root if isinstance(root, Manuscript) else load_manuscript(root, boundary=config.boundary(root))
     config = config.for_manuscript(manuscript)
     if not config.logs:
         raise InputError(manuscript.root, "declares no experimental log (`% !patchwrite log = FILE`); "

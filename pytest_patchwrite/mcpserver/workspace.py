@@ -19,10 +19,11 @@ from ..deadline import OutOfTime, within
 from ..edit import number_lines, split_lines
 from ..errors import PatchwriteError
 from ..inputs import read_prefix, read_text
-from ..manuscript import find_root, is_root, load_manuscript
-from ..model import Gate, Violation, display_path
+from ..manuscript import Manuscript, is_root, load_manuscript, locate
+from ..model import Gate, GateResult, PatchContext, Violation, display_path
 from ..paths import Boundary
 from ..shown import text as escaped
+from ..snapshot import pair_for, root_of
 from ..transaction import revision_of, try_patch
 from .project import ProjectSettings, load_settings
 
@@ -39,6 +40,7 @@ CONTEXT_LINES = 3
 _SKIP_DIRS = {"__pycache__", "node_modules"}
 _REVISION = re.compile(r"[0-9a-fA-F]{64}")
 _GIT_REV = re.compile(r"[A-Za-z0-9._/~^@{}+-]{1,200}")
+_NO_ROOT = "no root manuscript (\\documentclass) under DIR \\inputs it"
 
 
 class ToolInputError(PatchwriteError):
@@ -60,7 +62,7 @@ class Workspace:
     directory: Path
     settings: ProjectSettings = field(init=False)
     lock: threading.Lock = field(default_factory=threading.Lock, init=False)
-    _gates: dict[Path, list[Gate]] = field(default_factory=dict, init=False)
+    _gates: list[Gate] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         self.directory = Path(os.path.realpath(self.directory))
@@ -86,29 +88,58 @@ class Workspace:
         """Return `path` relative to DIR when it lies below it."""
         return display_path(str(path), self.directory)
 
-    def root_of(self, real: Path) -> Path:
-        """Return the root manuscript reading `real`; raise ToolInputError when it has none inside DIR."""
+    def boundary_of(self, root: Path) -> Boundary:
+        """Return where the manuscript rooted at `root` may read (as the gates and the evidence locks bound it)."""
+        return self.settings.options.evidence_config().boundary(root)
+
+    def editable(self, real: Path) -> None:
+        """Raise ToolInputError unless `real` may be the target of an edit (a .tex file; its root is checked later)."""
         if real.suffix != ".tex":
             raise ToolInputError(self.shown(real), "is not a .tex file of a manuscript; only those can be edited")
-        root = find_root(real)
+
+    def snapshot_of(self, real: Path) -> Manuscript:
+        """Return the one snapshot of the manuscript that reads `real`; raise ToolInputError when none under DIR does.
+
+        `real` is read once; a root found because it inputs `real` is loaded once, and that load is the snapshot.
+        """
+        self.editable(real)
+        text = read_text(real)
+        root, loaded = locate(real, text=text)
+        self.require_inside(real, root)
+        if root == real and not is_root(text):
+            raise ToolInputError(self.shown(real), _NO_ROOT)
+        boundary = self.boundary_of(root)
+        if loaded is not None and loaded.boundary == boundary:
+            manuscript = loaded
+        else:  # what root finding read stands for the disk: no file is read twice
+            known = dict(loaded.texts) if loaded is not None else {}
+            manuscript = load_manuscript(root, boundary=boundary, known={**known, real: text})
+        self.require_reader(real, manuscript)
+        return manuscript
+
+    def require_inside(self, real: Path, root: Path) -> None:
+        """Raise ToolInputError unless `root` (found for `real`) lies inside DIR."""
         if self.boundary.allowed(root) is None:
             raise ToolInputError(self.shown(real), f"its root manuscript {root} lies outside the served directory")
-        if not is_root(read_text(root)):
-            raise ToolInputError(self.shown(real), "no root manuscript (\\documentclass) under DIR \\inputs it")
-        if root != real:
-            files = load_manuscript(root, boundary=self.settings.options.evidence_config().boundary(root)).files
-            if real not in files:
-                raise ToolInputError(self.shown(real), f"is not read by the manuscript {self.shown(root)}")
-        return root
 
-    def gates(self, root: Path) -> list[Gate]:
-        """Return the manuscript's gates (compile, then evidence), built once so their state stays warm."""
-        if root not in self._gates:
+    def require_reader(self, real: Path, manuscript: Manuscript) -> None:
+        """Raise ToolInputError unless `manuscript` is a root manuscript that reads `real`."""
+        if not is_root(manuscript.root_text):
+            raise ToolInputError(self.shown(real), _NO_ROOT)
+        if real not in manuscript.files:
+            raise ToolInputError(self.shown(real), f"is not read by the manuscript {self.shown(manuscript.root)}")
+
+    def gates(self) -> list[Gate]:
+        """Return the gates of every edit: the guard, compile, evidence (built once so their state stays warm).
+
+        They find the root in the transaction, from the text read under the file lock, and share its snapshot.
+        """
+        if not self._gates:
             from ..gates.evidence import EvidenceGate
 
             options = self.settings.options
-            self._gates[root] = [options.compile_gate(root), EvidenceGate(root, options.evidence_config())]
-        return self._gates[root]
+            self._gates = [_Guard(self), options.compile_gate(), EvidenceGate(None, options.evidence_config())]
+        return self._gates
 
     # -- tools ----------------------------------------------------------------------
     def list_manuscripts(self) -> dict[str, Any]:
@@ -138,7 +169,7 @@ class Workspace:
         for root in roots:
             entry: dict[str, Any] = {"root": self.shown(root)}
             try:
-                loaded = load_manuscript(root, boundary=self.settings.options.evidence_config().boundary(root))
+                loaded = load_manuscript(root, boundary=self.boundary_of(root))
             except PatchwriteError as exc:
                 entry["error"] = clean(exc.format(self.directory))
             else:
@@ -201,8 +232,9 @@ class Workspace:
                                          f"{self.settings.max_span} lines")  # fmt: skip
         if revision is not None and not _REVISION.fullmatch(revision.strip()):
             raise ToolInputError("revision", "expected the 64-hex-digit `revision` that read_numbered returned")
-        root = self.root_of(real)
-        result = try_patch(real, edit, self.gates(root), max_span=self.settings.max_span, revision=revision,
+        self.editable(real)
+        # the root is found, and the manuscript read, under the file lock, once for every gate (see _Guard)
+        result = try_patch(real, edit, self.gates(), max_span=self.settings.max_span, revision=revision,
                            tree=self.directory)  # fmt: skip
         out = result.to_json(self.directory)
         out["violations"], omitted = self._violations(result.violations)
@@ -225,8 +257,9 @@ class Workspace:
         from ..check import check_manuscript
 
         real = self.resolve(path)
-        root = self.root_of(real)
-        results = check_manuscript(root, self.settings.options)
+        manuscript = self.snapshot_of(real)
+        root = manuscript.root
+        results = check_manuscript(manuscript, self.settings.options)
         gates = {}
         for name, result in results.items():
             data = result.to_json(self.directory)
@@ -250,9 +283,10 @@ class Workspace:
         if not _GIT_REV.fullmatch(base) or base.startswith("-"):
             raise ToolInputError("base", f"{clean(base, 60)!r} is not a git revision name")
         real = self.resolve(path)
-        root = self.root_of(real)
+        manuscript = self.snapshot_of(real)
+        root = manuscript.root
         config = self.settings.options.evidence_config()
-        report = diff_manuscript(root, GitBase.open(root.parent, base), config, self.settings.max_hunk)
+        report = diff_manuscript(manuscript, GitBase.open(root.parent, base), config, self.settings.max_hunk)
         data = report.result().to_json(self.directory)
         data["violations"], omitted = self._violations(report.failures)
         changes = data.get("changes", [])
@@ -275,11 +309,12 @@ class Workspace:
         from ..gates.binding import bind_root
 
         real = self.resolve(path)
-        root = self.root_of(real)
+        manuscript = self.snapshot_of(real)
+        root = manuscript.root
         seconds = self.settings.options.timeout
         try:
             with within(seconds):  # read-only, so safe to stop anywhere: the binder scans as the locks do
-                outcome = bind_root(root, self.settings.options.evidence_config())
+                outcome = bind_root(manuscript, self.settings.options.evidence_config())
         except OutOfTime:
             why = (f"the binder did not finish within {seconds:g} s and was stopped (a manuscript this large or this "
                    "dense with numbers); raise patchwrite_timeout")  # fmt: skip
@@ -318,6 +353,28 @@ class Workspace:
             data["file"] = clean(data["file"], 500)
             shown.append(data)
         return shown, max(0, len(violations) - MAX_VIOLATIONS)
+
+
+class _Guard:
+    """The first gate of an edit: under the file lock, the edited file's root must lie inside DIR and read it.
+
+    It takes the transaction's snapshot (`snapshot.pair_for`), which the compile and evidence gates then share, so
+    the check costs no read; a refusal is a ToolInputError and nothing is written.
+    """
+
+    stage = "parse"
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    def check(self, text: str, context: PatchContext) -> GateResult:
+        """Return a pass, or raise ToolInputError when no root manuscript under DIR reads the edited file."""
+        real = Path(context.path).resolve()
+        root = root_of(context, text)
+        self.workspace.require_inside(real, root)
+        head, _candidate = pair_for(context, text, root, self.workspace.boundary_of(root))
+        self.workspace.require_reader(real, head)
+        return GateResult(True, [], self.stage)
 
 
 def _context(text: str, lo: int, hi: int) -> dict[str, Any]:
