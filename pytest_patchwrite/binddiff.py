@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .bindfile import FileBinding, parse
 from .errors import InputError
-from .logentries import load_entries
+from .logread import load_entries
 from .model import WARNING, Violation
 
 

@@ -1,13 +1,15 @@
-"""Experimental logs: every numeric value of a JSON, CSV/TSV, TOML, YAML or text log."""
+"""Experimental logs: every numeric value of a JSON, CSV/TSV, TOML, YAML or text log (the pool rule's evidence).
+
+How a log is read once per check (held, or streamed when large) is `logread`'s; this module parses.
+"""
 
 from __future__ import annotations
 
 import glob
-import hashlib
 import os
 import re
-from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -15,18 +17,16 @@ from typing import Any
 
 from . import envfaults
 from .errors import InputError
-from .inputs import decode, load_json, read_held, read_text
+from .inputs import Streamed, load_json, read_text
 from .numeric import NumberIndex
 from .paths import Boundary
 
 # a number standing on its own: not the 16 of `en_sec_16`, nor the 2 of `gpt2`; no two quantifiers can
 # share a digit, so a long run of digits is scanned in linear time
 _NUMERIC = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)")
-#: how many loaded log sets stay in memory (one per manuscript being checked, in practice)
-_CACHED_LOGS = 2
-_LOADED: OrderedDict[tuple[tuple[str, bytes], ...], EvidenceLog] = OrderedDict()
 #: YAML aliases allowed in one log (an alias bomb needs thousands)
 MAX_YAML_ALIASES = 100
+_DOCUMENTS = (".json", ".toml", ".yaml", ".yml")
 
 
 class _Leaf(str):
@@ -61,7 +61,8 @@ class EvidenceLog:
         return self.index.rounds_to(value)
 
 
-def _walk(data: Any, log: EvidenceLog) -> None:
+def document_tokens(data: Any) -> Iterator[str]:
+    """Yield every numeric leaf of a parsed log document as printed, and the numbers its strings hold."""
     # iterative, each container once: deep nesting needs no stack, shared YAML nodes are not re-walked
     stack, seen = [data], set()
     while stack:
@@ -69,11 +70,11 @@ def _walk(data: Any, log: EvidenceLog) -> None:
         if isinstance(item, bool) or item is None:
             continue
         if isinstance(item, _Leaf):
-            log.add(item)
+            yield item.strip()
         elif isinstance(item, (int, float, Decimal)):
-            log.add(repr(item) if isinstance(item, float) else str(item))
+            yield repr(item) if isinstance(item, float) else str(item)
         elif isinstance(item, str):
-            log.add_many(_NUMERIC.findall(item))
+            yield from _NUMERIC.findall(item)
         elif isinstance(item, (dict, list, tuple)):
             if id(item) in seen:
                 continue
@@ -113,7 +114,12 @@ def _json(text: str, path: Path, line: int | None = None) -> Any:
 
 def load_log_file(path: Path, log: EvidenceLog, text: str | None = None) -> None:
     """Add every numeric leaf or token of one log file (its `text` when already read) to `log`; raise InputError when
-    it cannot be read."""
+    it cannot be read. A log read line by line is streamed, never held whole."""
+    if text is None and not is_document(path):
+        with parsing(path):
+            log.add_many(line_tokens(path, Streamed(path, "log")))
+        log.files.append(path)
+        return
     try:
         text = read_text(path, kind="log") if text is None else text
     except MemoryError:  # the bytes fitted, their text did not
@@ -123,64 +129,73 @@ def load_log_file(path: Path, log: EvidenceLog, text: str | None = None) -> None
 
 def load_log_text(path: Path, text: str, log: EvidenceLog) -> None:
     """Add every numeric leaf or token of `text`, read as the log `path` (its suffix decides), to `log`."""
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".json", ".jsonl"):
-            if suffix == ".jsonl":
-                for number, line in enumerate(text.splitlines(), start=1):
-                    if line.strip():
-                        _walk(_json(line, path, number), log)
-            else:
-                _walk(_json(text, path), log)
-        elif suffix == ".toml":
-            import tomllib
-
-            _walk(tomllib.loads(text, parse_float=Decimal), log)
-        elif suffix in (".yaml", ".yml"):
-            _walk(_yaml(text, path), log)
+    with parsing(path):
+        if is_document(path):
+            log.add_many(document_tokens(parse_document(path, text)))
         else:
-            # CSV and TSV too: a cell's numbers are the numbers its text holds, and the
-            # separators stop a number, so no CSV parser (nor its field-size limit) is needed
-            log.add_many(_NUMERIC.findall(text))
-    except InputError:
-        raise
-    except RecursionError:
-        raise InputError(path, f"nested too deeply to be read as {suffix.lstrip('.').upper()}") from None
-    except MemoryError:
-        raise envfaults.out_of_memory(path, "this experimental log") from None
-    except ValueError as exc:
-        raise InputError(path, f"cannot be parsed as {suffix.lstrip('.').upper()} ({exc})") from None
+            log.add_many(line_tokens(path, [text]))
     log.files.append(path)
 
 
-def load_logs(
-    patterns: list[str | Path], base: Path, boundary: Boundary | None = None, held: dict[Path, bytes] | None = None
-) -> EvidenceLog:
-    """Return the evidence of every log matching the patterns (globs allowed), relative to `base`.
+def is_document(path: Path) -> bool:
+    """Return whether a log is parsed as one document (JSON, TOML, YAML) rather than line by line."""
+    return path.suffix.lower() in _DOCUMENTS
 
-    Only files inside `boundary` (by default the repository holding `base`) are read;
-    a pattern leading outside raises OutsideTree naming it as written. The result is shared
-    while the files hold the same bytes (keyed by their content hashes): a gate checks a candidate and
-    its HEAD against the same logs, and the same bytes are parsed once per process. `held`: the
-    snapshot's store of bytes already read (`inputs.read_held`). Treat the result as read-only.
-    """
-    paths = resolve_logs(patterns, base, boundary)
-    data = [read_held(path, "log", held) for path in paths]
-    key = tuple((str(path), hashlib.sha256(raw).digest()) for path, raw in zip(paths, data, strict=True))
-    if key in _LOADED:
-        _LOADED.move_to_end(key)
-        return _LOADED[key]
-    log = EvidenceLog()
-    for path, raw in zip(paths, data, strict=True):
-        try:
-            text = decode(raw, path)
-        except MemoryError:  # the bytes fitted, their text did not
-            raise envfaults.out_of_memory(path, "this experimental log") from None
-        load_log_file(path, log, text)
-    _LOADED[key] = log
-    while len(_LOADED) > _CACHED_LOGS:
-        _LOADED.popitem(last=False)
-    return log
+
+def parse_document(path: Path, text: str) -> Any:
+    """Return the parsed JSON, TOML or YAML document of a log (numbers kept as printed: `_Leaf`, Decimal)."""
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return _json(text, path)
+    if suffix == ".toml":
+        import tomllib
+
+        return tomllib.loads(text, parse_float=Decimal)
+    return _yaml(text, path)
+
+
+def jsonl_records(path: Path, pieces: Iterable[str]) -> Iterator[Any]:
+    """Yield the record of every non-blank line of a JSON Lines log, read piece by piece."""
+    number = 0
+    for piece in pieces:
+        for line in piece.splitlines():
+            number += 1
+            if line.strip():
+                yield _json(line, path, number)
+
+
+def line_tokens(path: Path, pieces: Iterable[str]) -> Iterator[str]:
+    """Yield the numeric tokens of a log read line by line (JSON Lines records; CSV, TSV and text as text)."""
+    if path.suffix.lower() == ".jsonl":
+        for record in jsonl_records(path, pieces):
+            yield from document_tokens(record)
+        return
+    for piece in pieces:
+        yield from text_tokens(piece)
+
+
+def text_tokens(text: str) -> list[str]:
+    """Return the numeric tokens of a log's text (or of a piece of it that ends at a line break)."""
+    # CSV and TSV too: a cell's numbers are the numbers its text holds, and the separators stop a
+    # number, so no CSV parser (nor its field-size limit) is needed
+    return _NUMERIC.findall(text)
+
+
+@contextmanager
+def parsing(path: Path) -> Iterator[None]:
+    """Turn what a parser raises on a stranger's log into an InputError naming it (out of memory: an environment
+    fault)."""
+    suffix = path.suffix.lower().lstrip(".").upper() or "TEXT"
+    try:
+        yield
+    except InputError:
+        raise
+    except RecursionError:
+        raise InputError(path, f"nested too deeply to be read as {suffix}") from None
+    except MemoryError:
+        raise envfaults.out_of_memory(path, "this experimental log") from None
+    except ValueError as exc:
+        raise InputError(path, f"cannot be parsed as {suffix} ({exc})") from None
 
 
 def resolve_logs(patterns: list[str | Path], base: Path, boundary: Boundary | None = None) -> list[Path]:

@@ -4,33 +4,36 @@
 place, so a printed number can be bound to exactly one of them: `test.accuracy` and
 `runs[3].acc` for JSON, YAML and TOML, `row 3, column acc` for CSV/TSV (plus the row's
 label, its first non-numeric cell), `line 12` for a text log. Values keep the text the log
-writes. CSV/TSV logs are streamed row by row; a caller that only needs the cells near some
-printed numbers passes a `keep` filter, so a log of a million rows is never held in memory.
+writes. Logs read line by line (CSV/TSV, JSON Lines, text) are parsed piece by piece
+(`inputs.Streamed` pieces, or the one text of a small log); a caller that only needs the values
+near some printed numbers passes a `numeric.Sieve`, so a log of a million rows is never held in
+memory, as text or as entries. `logread` decides how a log is read and caches by content.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import os
 import re
-from bisect import bisect_right
-from collections import OrderedDict
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .explog import _NUMERIC, _json, _Leaf, _yaml
-from .inputs import file_identity, limit_for, open_regular, read_text
+from .explog import _NUMERIC, _Leaf, jsonl_records
+from .numeric import Sieve
 
 #: cells of one CSV log kept without a filter (past it only column statistics are kept)
 MAX_KEPT_CELLS = 200_000
-_CACHE: OrderedDict[tuple[Any, ...], LogData] = OrderedDict()
-_CACHED = 4
+_WORD = re.compile(r"[A-Za-z][A-Za-z_]*")
+_LINE_AT = re.compile(r"^line (\d+)")
+_RECORD_AT = re.compile(r"^\[(\d+)\]")
+# a line break other than "\n" and "\r\n" (str.splitlines counts these too)
+_ODD_BREAK = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]|\r(?!\n)")
 _IDENT = re.compile(r"^[A-Za-z_][\w\-]*$")
 _CELL_AT = re.compile(r"^row (\d+), column (.+)$")
 _CSV_SUFFIXES = (".csv", ".tsv", ".tab")
@@ -112,11 +115,10 @@ def _record_label(record: dict[Any, Any]) -> str:
     return ""
 
 
-def _walk(data: Any, path: Path) -> tuple[list[Entry], list[Entry]]:
-    """Return the entries of a parsed document (each numeric leaf at its key path) and its list-column means."""
-    found: list[tuple[str, str, str, str, str]] = []  # at, raw, row, column, label
+def _leaves(data: Any, at: str = "", column: str = "", label: str = "") -> Iterator[tuple[str, str, str, str, str]]:
+    """Yield (at, raw, row, column, label) of every numeric leaf of a parsed document, in document order."""
     # iterative, each container once (shared YAML nodes are walked at their first path)
-    stack: list[tuple[Any, str, str, str, str]] = [(data, "", "", "", "")]  # item, path, column, label, container
+    stack: list[tuple[Any, str, str, str, str]] = [(data, at, column, label, "")]  # item, path, column, label, parent
     seen: set[int] = set()
     while stack:
         item, at, column, label, container = stack.pop()
@@ -134,12 +136,47 @@ def _walk(data: Any, path: Path) -> tuple[list[Entry], list[Entry]]:
             continue
         raw = _raw(item)
         if raw is not None:
-            found.append((at, raw, container, column, label))
-    sizes: dict[str, int] = {}
-    for _, _, _, column, _ in found:
-        sizes[column] = sizes.get(column, 0) + 1
+            yield at, raw, container, column, label
+
+
+def document_entries(path: Path, data: Any) -> LogData:
+    """Return the entries of a parsed document (each numeric leaf at its key path) and its list-column means."""
+    found = list(_leaves(data))
+    sizes = Counter(column for _, _, _, column, _ in found)
     entries = [Entry(path, at, raw, row, col, label, sizes[col]) for at, raw, row, col, label in found]
-    return entries, _means(path, entries)
+    return LogData(path, entries, _means(path, entries))
+
+
+def jsonl_entries(path: Path, records: Iterable[Any], sieve: Sieve | None, want: set[str]) -> LogData:
+    """Return the entries of a JSON Lines log record by record (`[3].acc`), as `document_entries` reads the list of
+    its records; with a `sieve`, only values it keeps (and the locators `want` names) are held."""
+    kept: list[tuple[str, str, str, str, str]] = []
+    sizes: Counter[str] = Counter()
+    sums: dict[str, list[Any]] = {}  # column -> [sum, count] of its exact values, for the means
+    wanted = {int(m.group(1)) for locator in want if (m := _RECORD_AT.match(locator))}
+    data = LogData(path)
+    for n, record in enumerate(records):
+        for leaf in _leaves(record, f"[{n}]", "[*]"):
+            at, raw, _, column, _ = leaf
+            sizes[column] += 1
+            try:
+                value = Decimal(raw)
+            except ArithmeticError:
+                pass
+            else:
+                total = sums.setdefault(column, [Decimal(0), 0])
+                total[0] += value
+                total[1] += 1
+            if sieve is None or sieve.keeps(raw) or (n in wanted and at in want):
+                kept.append(leaf)
+            else:
+                data.dropped += 1
+    data.entries = [Entry(path, at, raw, row, col, label, sizes[col]) for at, raw, row, col, label in kept]
+    for column, (total, count) in sums.items():
+        if sizes[column] >= 2 and count >= 2:
+            mean = total / count
+            data.means.append(Entry(path, f"mean({column})", _short(mean), "", column, "mean average", count, "mean"))
+    return data
 
 
 def _means(path: Path, entries: Iterable[Entry]) -> list[Entry]:
@@ -164,17 +201,55 @@ def _short(value: Decimal | float) -> str:
     return format(float(value), ".12g")
 
 
-def _text_entries(text: str, path: Path) -> list[Entry]:
+def _line_entries(path: Path, number: int, line: str, keep: Callable[[str, str], bool] | None) -> list[Entry]:
+    tokens = list(_NUMERIC.finditer(line))
+    if not tokens:
+        return []
     entries: list[Entry] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        tokens = list(_NUMERIC.finditer(line))
-        words = " ".join(re.findall(r"[A-Za-z][A-Za-z_]*", line))[:120]
-        for index, token in enumerate(tokens, start=1):
-            at = f"line {number}" if len(tokens) == 1 else f"line {number}, number {index}"
-            before = re.findall(r"[A-Za-z][A-Za-z_]*", line[: token.start()])
-            entries.append(Entry(path, at, token.group(0), f"line {number}", before[-1] if before else "", words,
-                                 1, "line"))  # fmt: skip
+    words: str | None = None
+    for index, token in enumerate(tokens, start=1):
+        at = f"line {number}" if len(tokens) == 1 else f"line {number}, number {index}"
+        if keep is not None and not keep(token.group(0), at):
+            continue
+        if words is None:
+            words = " ".join(_WORD.findall(line))[:120]
+        before = _WORD.findall(line[: token.start()])
+        entries.append(Entry(path, at, token.group(0), f"line {number}", before[-1] if before else "", words,
+                             1, "line"))  # fmt: skip
     return entries
+
+
+def text_entries(
+    path: Path, pieces: Iterable[str], sieve: Sieve | None = None, want: set[str] | None = None
+) -> LogData:
+    """Return the entries of a text log (`line 12`, `line 12, number 2`), read piece by piece; with a `sieve`, only
+    the values it keeps (and the locators `want` names) are held."""
+    data = LogData(path)
+    want = want or set()
+    wanted = {int(m.group(1)) for locator in want if (m := _LINE_AT.match(locator))}
+    keep = None if sieve is None else (lambda raw, at: sieve.keeps(raw) or at in want)
+    number = 0  # lines as str.splitlines counts them (pieces end at a line break, so piece by piece is the same)
+    for piece in pieces:
+        breaks = piece.count("\n")
+        if keep is None or _ODD_BREAK.search(piece) or any(number < w <= number + breaks + 1 for w in wanted):
+            for line in piece.splitlines():
+                number += 1
+                data.entries.extend(_line_entries(path, number, line, keep))
+            continue
+        # only "\n" (or "\r\n") ends a line here: find the few kept numbers first, then their lines
+        kept = set(sieve.keep(_NUMERIC.findall(piece))) if sieve is not None else set()
+        done = -1
+        for token in _NUMERIC.finditer(piece) if kept else ():
+            if token.start() <= done or token.group(0) not in kept:
+                continue
+            start = piece.rfind("\n", 0, token.start()) + 1
+            end = piece.find("\n", token.start())
+            end = len(piece) if end < 0 else end
+            line = piece[start:end].removesuffix("\r")
+            data.entries.extend(_line_entries(path, number + piece.count("\n", 0, start) + 1, line, keep))
+            done = end
+        number += breaks + (0 if piece.endswith("\n") else 1)
+    return data
 
 
 def _delimiter(path: Path, first: str) -> str:
@@ -198,66 +273,62 @@ def _numeric_columns(first: list[list[str]]) -> list[int]:
     return [j for j in range(width) if any(j < len(row) and _is_number(row[j]) for row in first)]
 
 
-def _csv_entries(path: Path, keep: list[float] | None, want: set[str], data: LogData) -> None:
-    """Stream a CSV/TSV log: keep the cells inside `keep`'s intervals (all, up to a cap, without it) and `want`."""
-    fd, info = open_regular(path)
-    limit = limit_for("log")
-    if info.st_size > limit:
-        os.close(fd)
-        raise InputError(path, f"is {info.st_size / 2**20:.1f} MB; the cap for a log is {limit / 2**20:g} MB")
+def csv_entries(path: Path, pieces: Iterable[str], sieve: Sieve | None = None, want: set[str] | None = None) -> LogData:
+    """Return the entries of a CSV/TSV log read row by row: the cells `sieve` keeps (all, up to a cap, without one)
+    and the locators `want` names, with every numeric column's mean."""
+    data = LogData(path)
+    want = want or set()
     wanted: dict[int, set[str]] = {}
     for locator in want:
         if m := _CELL_AT.match(locator):
             wanted.setdefault(int(m.group(1)), set()).add(m.group(2))
-    with open(fd, encoding="utf-8", newline="", errors="strict") as handle:
-        try:
-            first_line = handle.readline()
-            reader = csv.reader(io.StringIO(first_line), delimiter=_delimiter(path, first_line))
-            header = next(reader, [])
-            delimiter = _delimiter(path, first_line)
-            rest = csv.reader(handle, delimiter=delimiter)
-            if header and not any(_is_number(c) for c in header):
-                names = [c.strip() or str(i + 1) for i, c in enumerate(header)]
-                rows: Iterable[list[str]] = rest
-            else:
-                names = [str(i + 1) for i in range(len(header))]
-                rows = _chain([header], rest)
-            rows = iter(rows)
-            first = list(islice(rows, 50))
-            numeric = _numeric_columns(first)
-            while len(names) < max(numeric, default=-1) + 1:
-                names.append(str(len(names) + 1))
-            sums = [0.0] * len(names)
-            counts = [0] * len(names)
-            kept: list[tuple[int, int, str, str]] = []
-            last_row = 0
-            bounds = keep if keep is not None else []
-            wanted_cols = {r: {names.index(n) for n in ns if n in names} for r, ns in wanted.items()}
-            for r, row in enumerate(_chain(first, rows), start=1):
-                last_row = r
-                label = None
-                here = wanted_cols.get(r)
-                for j in numeric:
-                    try:
-                        v = float(row[j])
-                    except (ValueError, IndexError):
-                        continue
-                    sums[j] += v
-                    counts[j] += 1
-                    if (
-                        (keep is None and len(kept) < MAX_KEPT_CELLS)
-                        or (keep is not None and bisect_right(bounds, v) & 1)
-                        or (here is not None and j in here)
-                    ):
-                        if label is None:
-                            label = next((c.strip() for c in row if c.strip() and not _is_number(c)), "")
-                        kept.append((r, j, row[j].strip(), label))
-                    else:
-                        data.dropped += 1
-        except UnicodeDecodeError as exc:
-            raise InputError(path, f"not valid UTF-8 ({exc.reason})") from None
-        except csv.Error as exc:
-            raise InputError(path, f"cannot be parsed as CSV ({exc})") from None
+    # newline="": a quoted cell may hold a line break, and csv reads "\r\n" itself
+    handle = chain.from_iterable(io.StringIO(piece, newline="") for piece in pieces)
+    try:
+        first_line = next(handle, "")
+        reader = csv.reader(io.StringIO(first_line), delimiter=_delimiter(path, first_line))
+        header = next(reader, [])
+        delimiter = _delimiter(path, first_line)
+        rest = csv.reader(handle, delimiter=delimiter)
+        if header and not any(_is_number(c) for c in header):
+            names = [c.strip() or str(i + 1) for i, c in enumerate(header)]
+            rows: Iterable[list[str]] = rest
+        else:
+            names = [str(i + 1) for i in range(len(header))]
+            rows = _chain([header], rest)
+        rows = iter(rows)
+        first = list(islice(rows, 50))
+        numeric = _numeric_columns(first)
+        while len(names) < max(numeric, default=-1) + 1:
+            names.append(str(len(names) + 1))
+        sums = [0.0] * len(names)
+        counts = [0] * len(names)
+        kept: list[tuple[int, int, str, str]] = []
+        last_row = 0
+        wanted_cols = {r: {names.index(n) for n in ns if n in names} for r, ns in wanted.items()}
+        for r, row in enumerate(_chain(first, rows), start=1):
+            last_row = r
+            label = None
+            here = wanted_cols.get(r)
+            for j in numeric:
+                try:
+                    v = float(row[j])
+                except (ValueError, IndexError):
+                    continue
+                sums[j] += v
+                counts[j] += 1
+                if (
+                    (sieve is None and len(kept) < MAX_KEPT_CELLS)
+                    or (sieve is not None and sieve.fits(v))
+                    or (here is not None and j in here)
+                ):
+                    if label is None:
+                        label = next((c.strip() for c in row if c.strip() and not _is_number(c)), "")
+                    kept.append((r, j, row[j].strip(), label))
+                else:
+                    data.dropped += 1
+    except csv.Error as exc:
+        raise InputError(path, f"cannot be parsed as CSV ({exc})") from None
     for r, j, raw, label in kept:
         words = f"{label} final last" if r == last_row and last_row > 1 else label
         data.entries.append(Entry(path, f"row {r}, column {names[j]}", raw, f"row {r}", names[j], words,
@@ -267,6 +338,7 @@ def _csv_entries(path: Path, keep: list[float] | None, want: set[str], data: Log
             mean = sums[j] / counts[j]
             data.means.append(Entry(path, f"mean(column {name})", _short(mean), "", name, "mean average",
                                     counts[j], "mean"))  # fmt: skip
+    return data
 
 
 def _chain(first: list[list[str]], rest: Iterable[list[str]]) -> Iterable[list[str]]:
@@ -274,52 +346,18 @@ def _chain(first: list[list[str]], rest: Iterable[list[str]]) -> Iterable[list[s
     yield from rest
 
 
-def load_entries(path: Path, keep: list[float] | None = None, want: Iterable[str] = (), key: object = None) -> LogData:
-    """Return the entries of one log; raise InputError when it cannot be read.
-
-    `keep` (sorted interval bounds, `binder.prefilter`) filters the cells of a CSV/TSV log
-    (structured and text logs keep every value);
-    `want` names locators to keep whatever the filter says; `key` identifies the filter for the
-    cache (the same file, filter and locators are parsed once while the file is unchanged).
-    """
-    want = set(want)
-    cache_key = (str(path), file_identity(path), key, frozenset(want) if keep is not None else None)
-    if key is not None or keep is None:
-        hit = _CACHE.get(cache_key)
-        if hit is not None:
-            _CACHE.move_to_end(cache_key)
-            return hit
-    data = LogData(path)
+def line_entries(
+    path: Path, pieces: Iterable[str], sieve: Sieve | None = None, want: set[str] | None = None,
+    records: Iterable[Any] | None = None,
+) -> LogData:
+    """Return the entries of a log read line by line (CSV/TSV, JSON Lines: its parsed `records`, text)."""
     suffix = path.suffix.lower()
-    try:
-        if suffix in _CSV_SUFFIXES:
-            _csv_entries(path, keep, want, data)
-        else:
-            text = read_text(path, kind="log")
-            if suffix == ".jsonl":
-                records = [_json(line, path, n) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-                data.entries, data.means = _walk(records, path)
-            elif suffix == ".json":
-                data.entries, data.means = _walk(_json(text, path), path)
-            elif suffix == ".toml":
-                import tomllib
-
-                data.entries, data.means = _walk(tomllib.loads(text, parse_float=Decimal), path)
-            elif suffix in (".yaml", ".yml"):
-                data.entries, data.means = _walk(_yaml(text, path), path)
-            else:
-                data.entries = _text_entries(text, path)
-    except InputError:
-        raise
-    except RecursionError:
-        raise InputError(path, f"nested too deeply to be read as {suffix.lstrip('.').upper()}") from None
-    except ValueError as exc:
-        raise InputError(path, f"cannot be parsed as {suffix.lstrip('.').upper()} ({exc})") from None
-    if key is not None or keep is None:
-        _CACHE[cache_key] = data
-        while len(_CACHE) > _CACHED:
-            _CACHE.popitem(last=False)
-    return data
+    if suffix in _CSV_SUFFIXES:
+        return csv_entries(path, pieces, sieve, want)
+    if suffix == ".jsonl":
+        records = jsonl_records(path, pieces) if records is None else records
+        return jsonl_entries(path, records, sieve, want or set())
+    return text_entries(path, pieces, sieve, want)
 
 
 def is_structured(path: Path) -> bool:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import bisect
 import math
+import operator
 from collections.abc import Iterable
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation, localcontext
+from itertools import compress, repeat
 
 #: exponents beyond this are no measurement; such strings are not numbers
 MAX_EXPONENT = 10**15
 #: floats order decimals exactly only in their normal range
 _FLOAT_MIN, _FLOAT_MAX = 1e-290, 1e290
+_INFINITE = {math.inf, -math.inf}
 #: remembered answers per index (bounded memory on a file dense with distinct numbers)
 _MAX_ANSWERS = 200_000
 
@@ -204,3 +207,67 @@ class _ExactIndex:
         values = self._negative if query.negative else self._positive
         index = bisect.bisect_left(values, query.low)
         return index < len(values) and query.holds(values[index].copy_negate() if query.negative else values[index])
+
+
+class Sieve:
+    """Which values of a log streamed past are worth keeping: a union of float intervals around printed numbers.
+
+    The bounds are sorted and merged; a value fits when `bisect_right(bounds, value)` is odd. Each
+    interval is a little wider than the exact one, so a kept value is confirmed later with exact
+    decimals and a value that could attest a printed number is never dropped.
+    """
+
+    def __init__(self, intervals: Iterable[tuple[float, float]]) -> None:
+        merged: list[list[float]] = []
+        for low, high in sorted(intervals):
+            if merged and low <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], high)
+            else:
+                merged.append([low, high])
+        self.bounds = [x for pair in merged for x in pair]
+
+    @classmethod
+    def around(cls, printed: Iterable[Decimal]) -> Sieve:
+        """Return the sieve of the pool rule: values that round to a printed number, or to it divided by 100."""
+        windows = []
+        for value in set(printed):
+            windows.append(_Query(value).float_window())
+            if (fraction := shift(value, -2)) is not None:
+                windows.append(_Query(fraction).float_window())
+        return cls(windows)
+
+    def fits(self, value: float) -> bool:
+        """Return whether a float value lies in one of the intervals."""
+        return bool(bisect.bisect_right(self.bounds, value) & 1)
+
+    def keeps(self, token: str) -> bool:
+        """Return whether a numeric string may attest a printed number (also one past a float's range)."""
+        try:
+            value = float(token)
+        except ValueError:
+            return True
+        return self.fits(value) or value in _INFINITE
+
+    def keep(self, tokens: list[str]) -> list[str]:
+        """Return the numeric strings (`explog` tokens) that fit, each step a C-level pass over them."""
+        values = list(map(float, tokens))
+        where = map(bisect.bisect_right, repeat(self.bounds, len(values)), values)
+        kept = list(compress(tokens, map(operator.and_, where, repeat(1))))
+        if math.inf in values or -math.inf in values:  # past a float's range: only exact decimals can tell
+            kept.extend(t for t, v in zip(tokens, values, strict=True) if v in _INFINITE)
+        return kept
+
+    def covers(self, other: Sieve) -> bool:
+        """Return whether every interval of `other` lies inside one of this sieve's."""
+        bounds = self.bounds
+        for low, high in zip(other.bounds[::2], other.bounds[1::2], strict=True):
+            index = bisect.bisect_right(bounds, low)
+            if not index & 1 or high > bounds[index]:
+                return False
+        return True
+
+    def union(self, other: Sieve) -> Sieve:
+        """Return the sieve keeping what either keeps."""
+        pairs = [*zip(self.bounds[::2], self.bounds[1::2], strict=True),
+                 *zip(other.bounds[::2], other.bounds[1::2], strict=True)]  # fmt: skip
+        return Sieve(pairs)

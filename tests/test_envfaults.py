@@ -25,8 +25,8 @@ from conftest import require_tool
 
 from pytest_patchwrite import envfaults, sandbox, sandboxcmd
 from pytest_patchwrite.errors import EnvironmentFault
-from pytest_patchwrite.explog import load_logs
 from pytest_patchwrite.gates import outcomes
+from pytest_patchwrite.logread import load_logs
 from pytest_patchwrite.sandboxlimits import Limits
 
 REPO = Path(__file__).resolve().parents[1]

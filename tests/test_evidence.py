@@ -12,8 +12,8 @@ from conftest import require_tool
 from pytest_patchwrite import kpse
 from pytest_patchwrite.bib import load_bib, resolve_bib
 from pytest_patchwrite.errors import InputError
-from pytest_patchwrite.explog import load_logs
 from pytest_patchwrite.gates.evidence import EvidenceConfig, EvidenceGate, evaluate
+from pytest_patchwrite.logread import load_logs
 from pytest_patchwrite.manuscript import load_manuscript
 from pytest_patchwrite.transaction import try_patch
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from pytest_patchwrite.errors import InputError, InputTooLarge, NotRegularFile
-from pytest_patchwrite.explog import EvidenceLog, load_log_file, load_logs
+from pytest_patchwrite.explog import EvidenceLog, load_log_file
 from pytest_patchwrite.inputs import read_bytes, read_text
+from pytest_patchwrite.logread import load_logs
 from pytest_patchwrite.paths import Boundary
 from pytest_patchwrite.transaction import try_patch
 

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_patchwrite.explog import EvidenceLog, load_logs
+from pytest_patchwrite.explog import EvidenceLog
 from pytest_patchwrite.gates.evidence import EvidenceConfig, EvidenceGate
 from pytest_patchwrite.latex import scan
+from pytest_patchwrite.logread import load_logs
 from pytest_patchwrite.numeric import NumberIndex, parse_number
 from pytest_patchwrite.transaction import try_patch
 

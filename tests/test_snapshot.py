@@ -16,7 +16,7 @@ from pathlib import Path
 
 from conftest import require_tool
 
-from pytest_patchwrite import bib, explog, latex, plugin, texcites, texconditionals, texmask
+from pytest_patchwrite import bib, latex, logread, plugin, texcites, texconditionals, texmask
 from pytest_patchwrite.gates import evidence
 from pytest_patchwrite.gates.compile import CompileGate
 from pytest_patchwrite.gates.evidence import EvidenceConfig, EvidenceGate, evaluate
@@ -27,7 +27,8 @@ from pytest_patchwrite.snapshot import Snapshots
 from pytest_patchwrite.transaction import try_patch
 
 SECTIONS = 5
-NAMES = ["main.tex", "results.json", "refs.bib", *(f"sec{i}.tex" for i in range(SECTIONS))]
+NAMES = ["main.tex", "results.json", "refs.bib", "train.csv", "main.bindings.json",
+         *(f"sec{i}.tex" for i in range(SECTIONS))]  # fmt: skip
 
 # run in a fresh process: every open of a manuscript file by our Python code, by its name (the sandbox copy opens
 # files relative to a directory's descriptor, so the hook sees bare names); the engine runs in its own processes
@@ -88,6 +89,26 @@ def test_a_check_opens_every_file_at_most_twice(tmp_path: Path) -> None:
     assert code == 0
     assert set(opens) >= {"main.tex", "results.json", "refs.bib", "sec0.tex"}  # the hook saw the reads
     assert max(opens.values()) <= 2, opens  # before the snapshot: the root 5 times, each section 3
+
+
+def test_a_check_with_a_bindings_file_reads_each_log_once(tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    require_tool("bibtex")
+    root = _paper(tmp_path / "repo")
+    (root.parent / "train.csv").write_text("step,loss,acc\n1,0.4512,0.8\n2,0.2345,0.87\n")
+    root.write_text(root.read_text().replace("log = results.json", "log = results.json, train.csv"))
+    (root.parent / "sec1.tex").write_text("The loss fell to 0.2345 \\cite{key1}.\n")
+    from pytest_patchwrite.gates.binding import bind_root, write_bindings
+
+    outcome = bind_root(root, EvidenceConfig())
+    assert {b.best.entry.log.name for b in outcome.reconciled.result.bound} == {"results.json", "train.csv"}
+    write_bindings(outcome.path, outcome.new_text)
+    code, opens = _opens(tmp_path, "check", str(root), "--no-cache")
+    assert code == 0
+    assert set(opens) >= {"main.tex", "results.json", "train.csv", "main.bindings.json", "sec0.tex"}
+    # one read serves the pool lock and the bindings lock (and the sandbox copy writes the bytes read)
+    assert opens["results.json"] == 1 and opens["train.csv"] == 1 and opens["main.bindings.json"] == 1, opens
+    assert max(opens.values()) <= 2, opens
 
 
 def test_an_apply_opens_untouched_files_twice_and_the_edited_one_four_times(tmp_path: Path) -> None:
@@ -208,11 +229,11 @@ def test_a_bib_is_parsed_once_per_content_and_never_answered_for_other_bytes(tmp
 def test_a_log_rewritten_in_place_is_read_again(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     path.write_text('{"acc": 91.4}')
-    assert explog.load_logs(["r.json"], tmp_path).attests(Decimal("91.4"))
+    assert logread.load_logs(["r.json"], tmp_path).attests(Decimal("91.4"))
     info = path.stat()
     path.write_text('{"acc": 92.4}')
     os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
-    log = explog.load_logs(["r.json"], tmp_path)
+    log = logread.load_logs(["r.json"], tmp_path)
     assert log.attests(Decimal("92.4")) and not log.attests(Decimal("91.4"))
 
 

@@ -19,7 +19,7 @@ from ..errors import InputError
 from ..gates.binding import BindOutcome, bind_root, write_bindings
 from ..gates.evidence import EvidenceConfig
 from ..latex import scan
-from ..logentries import load_entries
+from ..logread import load_entries
 from ..manuscript import find_root, load_manuscript
 from ..paths import repository_top
 from ..texconditionals import false_conditionals
@@ -133,7 +133,8 @@ def _work_tree_files(top: Path) -> list[Path]:
 
 def suggest(root: Path, as_json: bool = False, trusted: bool = False) -> int:
     """Print the work tree's result and config files that would attest most numbers, with the magic comment."""
-    from ..binder import occurrences
+    from ..binder import occurrences, prefilter
+    from ..numeric import Sieve
 
     config = EvidenceConfig(trusted=trusted)
     manuscript = load_manuscript(root, boundary=config.boundary(root))
@@ -144,10 +145,12 @@ def suggest(root: Path, as_json: bool = False, trusted: bool = False) -> int:
     false_ifs = false_conditionals(manuscript.texts.values())
     scans = [scan(manuscript.texts[p], str(p), false_ifs) for p in manuscript.files]
     occs = occurrences(scans, manuscript.texts, "decimals" if config.numbers == "off" else config.numbers, set())
+    bounds, _ = prefilter(occs)
+    sieve = Sieve(zip(bounds[::2], bounds[1::2], strict=True))  # only what could fit a number is kept
     rows = []
     for path in _work_tree_files(top):
         try:
-            data = load_entries(path)
+            data = load_entries(path, sieve)
         except InputError:
             continue  # not a log we can read: not a suggestion either
         index = EntryIndex([data])

@@ -38,12 +38,13 @@ from ..bindfile import FileBinding, default_path, dumps, match, parse, to_json
 from ..derived import derive, describe, formula_values
 from ..errors import InputError
 from ..explog import resolve_logs
-from ..inputs import read_text
+from ..inputs import decode, read_held
 from ..latex import Scan, scan
-from ..logentries import Entry, LogData, load_entries
+from ..logentries import Entry, LogData
+from ..logread import LogSet, read_logs
 from ..manuscript import Manuscript, load_manuscript, magic_comments
 from ..model import WARNING, Violation
-from ..numeric import parse_number
+from ..numeric import Sieve, parse_number
 from ..paths import Boundary, OutsideTree
 from ..tempfiles import TEMP_SUFFIX, temp_file_prefix
 from ..texconditionals import false_conditionals
@@ -98,21 +99,35 @@ def _wanted(bindings: list[FileBinding]) -> dict[Path, set[str]]:
     return want
 
 
+def read_for_locks(
+    manuscript: Manuscript,
+    scans: list[Scan],
+    logs: list[Path],
+    occs: list[Occurrence] | None = None,
+    existing: list[FileBinding] | None = None,
+    need_pool: bool = True,
+) -> LogSet:
+    """Return the manuscript's logs read once for both locks: the pool (a big log sieved by every printed number)
+    and, given the binder's `occs`, the entries it needs (sieved by `binder.prefilter`, plus what `existing` names)."""
+    pool = Sieve.around(n.value for s in scans for n in s.numbers) if need_pool else None
+    if occs is None:
+        return read_logs(logs, manuscript.data, pool)
+    bounds, _ = prefilter(occs)
+    entries = Sieve(zip(bounds[::2], bounds[1::2], strict=True))
+    return read_logs(logs, manuscript.data, pool, entries, _wanted(existing or []), need_pool)
+
+
 def reconcile(
     scans: list[Scan],
     texts: dict[Path, str],
-    logs: list[Path],
-    policy: str,
-    allowed: set[Decimal],
+    datas: dict[Path, LogData],
+    occs: list[Occurrence],
     existing: list[FileBinding] | None,
     base: Path,
 ) -> Reconciled:
-    """Return the numbers of the scanned files bound: the file's bindings that still hold, the rest afresh."""
-    occs = occurrences(scans, texts, policy, allowed)
+    """Return the numbers (`occs`, from `binder.occurrences`) of the scanned files bound against the logs' entries
+    (`datas`, by resolved path, from `read_for_locks`): the file's bindings that still hold, the rest afresh."""
     existing = existing or []
-    keep, key = prefilter(occs)
-    want = _wanted(existing)
-    datas = {path.resolve(): load_entries(path, keep, want.get(path.resolve(), ()), key) for path in logs}
     index = EntryIndex(list(datas.values()))
     out = Reconciled(BindResult(), occs, base=base)
     out.cited = {(Path(s.file), sentence): keys for s in scans for sentence, keys in s.cited_sentences.items()}
@@ -280,7 +295,7 @@ def read_bindings(path: Path, manuscript: Manuscript) -> tuple[str | None, list[
         raise InputError(path, boundary.why_refused(path, shared=True))
     if not os.path.lexists(real):
         return None, None
-    text = read_text(real, kind="log")
+    text = decode(read_held(real, "log", manuscript.data), real)  # one read per check, like the logs
     bindings = parse(text, path, manuscript.root)
     for number, binding in enumerate(bindings, start=1):
         for what, named in (("file", binding.file), ("log", binding.log)):
@@ -314,8 +329,9 @@ def bind_root(root: Path | Manuscript, config: EvidenceConfig) -> BindOutcome:
     false_ifs = false_conditionals(manuscript.texts.values())
     scans = [scan(manuscript.texts[p], str(p), false_ifs) for p in manuscript.files]
     policy = "decimals" if config.numbers == "off" else config.numbers
-    rec = reconcile(scans, manuscript.texts, logs, policy, allowed_numbers(config.allow_numbers), existing,
-                    manuscript.directory)  # fmt: skip
+    occs = occurrences(scans, manuscript.texts, policy, allowed_numbers(config.allow_numbers))
+    datas = read_for_locks(manuscript, scans, logs, occs, existing, need_pool=False).datas
+    rec = reconcile(scans, manuscript.texts, datas, occs, existing, manuscript.directory)
     new_text = dumps(to_json(rec.file_bindings(), manuscript.root))
     return BindOutcome(manuscript.root, path, rec, old_text, new_text)
 

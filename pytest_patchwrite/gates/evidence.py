@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import snapshot
+from ..binder import occurrences
 from ..bindfile import FileBinding, parse
 from ..deadline import OutOfTime, within
 from ..errors import InputError
-from ..explog import EvidenceLog, load_logs
+from ..explog import EvidenceLog, resolve_logs
 from ..latex import Scan, scan
 from ..manuscript import Manuscript, magic_comments
 from ..model import ERROR, WARNING, GateResult, PatchContext, Violation
@@ -22,7 +23,7 @@ from ..placeholders import find as find_placeholders
 from ..placeholders import seen_in
 from ..texcites import cite_commands
 from ..texconditionals import false_conditionals
-from .binding import allowed_numbers, bindings_location, lock_violations, read_bindings, reconcile
+from .binding import allowed_numbers, bindings_location, lock_violations, read_bindings, read_for_locks, reconcile
 from .citelock import bibliography_of, cite_violations, declared_at, engine_bibliographies, name_list
 from .headrules import carried_suppressions, settings_changes
 
@@ -156,21 +157,25 @@ def _evaluate(
     pool_only, bindings_file = 0, None
     if config.logs:
         try:
-            log = load_logs(list(config.logs), manuscript.directory, manuscript.boundary, manuscript.data)
+            paths = resolve_logs(list(config.logs), manuscript.directory, manuscript.boundary)
         except OutsideTree as exc:
             where, line = declared_at(manuscript, "log", config_text)
             numbers = [Violation("outside_tree", where, line, exc.name, exc.why)]
         else:
+            bindings = None
             if config.numbers != "off":
                 bindings = _bindings(manuscript, config_text, bindings_text, bindings_from_disk)
-                if bindings is None:
+            if bindings is None:
+                log = read_for_locks(manuscript, scans, paths).pool
+                if config.numbers != "off":
                     numbers, pool_only = _number_violations(scans, log, config)
-                else:
-                    bindings_file, existing = bindings
-                    allowed = allowed_numbers(config.allow_numbers)
-                    rec = reconcile(scans, manuscript.texts, log.files, config.numbers, allowed, existing,
-                                    manuscript.directory)  # fmt: skip
-                    numbers = lock_violations(rec)
+            else:
+                bindings_file, existing = bindings
+                occs = occurrences(scans, manuscript.texts, config.numbers, allowed_numbers(config.allow_numbers))
+                logs = read_for_locks(manuscript, scans, paths, occs, existing)  # one read for the pool and the lock
+                log = logs.pool
+                numbers = lock_violations(reconcile(scans, manuscript.texts, logs.datas, occs, existing,
+                                                    manuscript.directory))  # fmt: skip
 
     placeholders: list[Violation] = []
     probes: list[str | None] = []
