@@ -17,9 +17,10 @@ from typing import Any
 
 from . import envfaults
 from .errors import InputError
-from .inputs import Streamed, load_json, read_text
+from .inputs import load_json, read_text
 from .numeric import NumberIndex
 from .paths import Boundary
+from .streamread import Streamed
 
 # a number standing on its own: not the 16 of `en_sec_16`, nor the 2 of `gpt2`; no two quantifiers can
 # share a digit, so a long run of digits is scanned in linear time

@@ -5,7 +5,7 @@ place, so a printed number can be bound to exactly one of them: `test.accuracy` 
 `runs[3].acc` for JSON, YAML and TOML, `row 3, column acc` for CSV/TSV (plus the row's
 label, its first non-numeric cell), `line 12` for a text log. Values keep the text the log
 writes. Logs read line by line (CSV/TSV, JSON Lines, text) are parsed piece by piece
-(`inputs.Streamed` pieces, or the one text of a small log); a caller that only needs the values
+(`streamread.Streamed` pieces, or the one text of a small log); a caller that only needs the values
 near some printed numbers passes a `numeric.Sieve`, so a log of a million rows is never held in
 memory, as text or as entries. `logread` decides how a log is read and caches by content.
 """

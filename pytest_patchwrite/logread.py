@@ -3,7 +3,7 @@
 A log of at most `inputs.HELD_FILE_BYTES` is read whole into the snapshot's store (`inputs.read_held`),
 so the other gates and the sandbox copy do not read it again. A larger one is never held:
 
-- CSV/TSV, JSON Lines and text logs are streamed (`inputs.Streamed`: pieces of whole lines, hashed
+- CSV/TSV, JSON Lines and text logs are streamed (`streamread.Streamed`: pieces of whole lines, hashed
   as they are read). Only values that may matter are kept: the pool keeps the tokens that could
   attest one of the manuscript's printed numbers (`numeric.Sieve.around`), the entries those the
   binder's prefilter lets through (`binder.prefilter`) and the locators the bindings file names.
@@ -35,10 +35,11 @@ from .explog import (
     resolve_logs,
     text_tokens,
 )
-from .inputs import MB, Streamed, decode, digest_held, limit_for, read_bytes
+from .inputs import MB, decode, limit_for, read_bytes
 from .logentries import LogData, document_entries, line_entries
 from .numeric import Sieve
 from .paths import Boundary
+from .streamread import Streamed, digest_held
 
 #: parsed logs kept in memory (a manuscript's few logs, HEAD's and a candidate's sieves)
 _CACHED = 8

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_patchwrite import inputs, logread
+from pytest_patchwrite import inputs, logread, streamread
 from pytest_patchwrite.errors import InputError, InputTooLarge
 from pytest_patchwrite.gates.binding import bind_root, write_bindings
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
@@ -121,7 +121,7 @@ def test_a_streamed_log_gives_the_entries_and_tokens_a_whole_read_gives(
     whole = _entries(path, None, set()), set(logread.load_logs([name], tmp_path).raw)
     sieved = [e for e in _entries(path, sieve, want) if e[0] in want or sieve.fits(float(e[1])) or e[6] == "mean"]
     monkeypatch.setattr(inputs, "HELD_FILE_BYTES", 0)  # everything is streamed ...
-    monkeypatch.setattr(inputs, "STREAM_PIECE", 5)  # ... in pieces that cut lines, cells and characters apart
+    monkeypatch.setattr(streamread, "STREAM_PIECE", 5)  # ... in pieces that cut lines, cells and characters apart
     monkeypatch.setattr(logread, "_PARSED", OrderedDict())  # read again, not answered from the cache
     assert (_entries(path, None, set()), set(logread.load_logs([name], tmp_path).raw)) == whole
     monkeypatch.setattr(logread, "_PARSED", OrderedDict())  # a parse that kept everything would answer a sieve
@@ -132,7 +132,7 @@ def test_a_streamed_log_gives_the_entries_and_tokens_a_whole_read_gives(
 
 def test_a_bad_byte_in_a_streamed_log_names_its_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(inputs, "HELD_FILE_BYTES", 0)
-    monkeypatch.setattr(inputs, "STREAM_PIECE", 7)
+    monkeypatch.setattr(streamread, "STREAM_PIECE", 7)
     path = tmp_path / "run.txt"
     path.write_bytes(b"loss 0.5\nacc 0.9\nbad \xff here 1.5\n")
     with pytest.raises(InputError) as info:
@@ -142,7 +142,7 @@ def test_a_bad_byte_in_a_streamed_log_names_its_line(tmp_path: Path, monkeypatch
 
 def test_a_line_past_the_cap_of_a_streamed_log_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(inputs, "HELD_FILE_BYTES", 0)
-    monkeypatch.setattr(inputs, "STREAM_PIECE", 64 * 1024)  # the line spans pieces: it would have to be held
+    monkeypatch.setattr(streamread, "STREAM_PIECE", 64 * 1024)  # the line spans pieces: it would have to be held
     monkeypatch.setenv("PATCHWRITE_MAX_LOG_DOCUMENT_MB", "1")
     path = tmp_path / "run.txt"
     path.write_bytes(b"acc 0.9\n" + b"7" * (2 * 1024 * 1024) + b"\n")
