@@ -253,3 +253,12 @@ def test_flatten_reads_inputs_in_place_and_never_outside_the_tree(tmp_path: Path
     flat = flatten(paper / "main.tex")
     assert "Intro text." in flat and "SECRET" not in flat and "\\input{../secret}" in flat
     assert [s.title for s in review_sections(flat)] == ["Introduction", "Related Work"]
+
+
+def test_rate_refs_prints_the_bibs_words_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "refs.bib").write_text("@misc{k1, title={Evil \x1b[2J title}, author={A \x07 B}, year={2020}}\n")
+    (tmp_path / "main.tex").write_text("\\documentclass{article}\n\\begin{document}\n\\cite{k1}\n"
+                                       "\\bibliographystyle{plain}\n\\bibliography{refs}\n\\end{document}\n")  # fmt: skip
+    assert main(["rate", "refs", str(tmp_path / "main.tex")]) == 0
+    out = capsys.readouterr().out
+    assert out == "1. A \\x07 B (2020) Evil \\x1b[2J title.\n"  # a .bib's terminal escapes never reach the terminal

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import shown
 from ..commands.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from ..errors import InputError
 from ..inputs import load_json, read_json, read_text
@@ -34,8 +35,9 @@ def _manuscript(name: str) -> ReferenceList:
 
 
 def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
-    # strict JSON: every input was read without NaN or Infinity, so nothing non-finite reaches here
-    print(json.dumps(data, indent=2, allow_nan=False) if args.json else text)
+    # strict JSON: every input was read without NaN or Infinity, so nothing non-finite reaches here; the text holds
+    # the manuscript's and its .bib's words (titles, keys) and a judge's reply: printed escaped, as everything else
+    print(json.dumps(data, indent=2, allow_nan=False) if args.json else shown.listing(text))
 
 
 def cmd_refs(args: argparse.Namespace) -> int:
@@ -216,7 +218,7 @@ def cmd_sxs(args: argparse.Namespace) -> int:
     if data["outcome"] is None:
         unreached = [c for c in data["calls"] if str(c.get("error") or "").startswith("no reply")]
         if unreached:  # the judge was never heard: the machine's or the network's fault, not the papers'
-            print(f"patchwrite: environment error: {args.judge}: {unreached[0]['error']}", file=sys.stderr)
+            print(shown.line(f"patchwrite: environment error: {args.judge}: {unreached[0]['error']}"), file=sys.stderr)
             return EXIT_USAGE
         return EXIT_FAILED
     return EXIT_FAILED if data["outcome"] in fail_on else EXIT_OK
