@@ -108,3 +108,13 @@ def test_inject_prints_the_broken_text_escaped_and_writes_it_exactly(tmp_path: P
     out = tmp_path / "broken.tex"
     assert cli("inject", str(path), "--fault", "todo", "-o", str(out)).returncode == 0
     assert "% \x1b[2J clear \x07\n" in out.read_text() and "TODO" in out.read_text()
+
+
+def test_the_mcp_view_numbers_lines_as_the_edit_grammar_does(tmp_path: Path) -> None:
+    from pytest_patchwrite.mcpserver.workspace import Workspace
+
+    # a lone CR, U+2028 and NEL (U+0085) are characters of their line, not line breaks (str.splitlines breaks there)
+    text = HOSTILE + "c\u2028d\ne\x85f\n"
+    (tmp_path / "main.tex").write_bytes(text.encode())
+    result = Workspace(tmp_path).read_numbered("main.tex")
+    assert result["total_lines"] == 9 and result["text"] == number_lines(text)  # faithful, as JSON carries it

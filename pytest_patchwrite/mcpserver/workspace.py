@@ -188,7 +188,9 @@ class Workspace:
         """Return lines `start..end` of a file as `N | text`, bounded, with its revision (sha256 of its bytes)."""
         real = self.resolve(path)
         text = read_text(real)
-        lines = number_lines(text).splitlines()
+        # split at LF only: str.splitlines also breaks at CR, U+2028, NEL (U+0085), ..., which are a line's own
+        # characters here, and would shift every later line number away from the EDIT grammar's
+        lines = number_lines(text).split("\n")[:-1]
         total = len(lines)
         first = 1 if start is None else start
         if first < 1 or (total and first > total):
