@@ -134,7 +134,7 @@ def _locate_aux_entry(violation: Violation, sources: _SourceLines) -> Violation:
     if violation.token:
         item = re.compile(r"(?<![^\s{,])" + re.escape(violation.token) + r"(?![^\s},])")
         for path, text in sources.texts.items():
-            for number, line in enumerate(text.splitlines(), start=1):
+            for number, line in enumerate(text.split("\n"), start=1):  # LF only, as the engine counts lines
                 if item.search(line.split("%")[0]):
                     return Violation(violation.kind, str(path), number, violation.token, violation.message)
     return Violation(violation.kind, violation.file, 1, violation.token, violation.message)
