@@ -78,8 +78,10 @@ def test_a_jobs_own_font_bytes_never_reach_the_cache(tmp_path: Path) -> None:
 
 def test_a_timeout_while_fonts_are_made_says_so(tmp_path: Path) -> None:
     _require_sandbox()
-    sizes = "".join(f"{{\\fontsize{{{n}}}{{{n}}}\\selectfont x}}" for n in range(5, 60))
-    report = CompileGate(use_cache=False, timeout=3).compile(_t1_paper(tmp_path, sizes))
+    # more fonts than mktexpk makes in the deadline on any machine (about 0.3 s each idle), and a deadline the
+    # engine reaches its first font within even on a loaded one (3 s was not: the timeout came before mktexpk)
+    sizes = "".join(f"{{\\fontsize{{{n}}}{{{n}}}\\selectfont x}}" for n in range(5, 200))
+    report = CompileGate(use_cache=False, timeout=20).compile(_t1_paper(tmp_path, sizes))
     assert report.timed_out
     [violation] = report.violations
     assert violation.kind == "timeout" and "generating bitmap fonts (mktexpk" in violation.message
