@@ -71,6 +71,7 @@ class within:  # noqa: N801 - used as `with within(seconds):`, as the function i
         if self.seconds is None or self.seconds <= 0:
             return self
         self.thread = threading.get_ident()
+        self.fired = self.delivered = self.done = False  # a bound entered again starts afresh
         self._timer = threading.Timer(self.seconds, self._fire)
         self._timer.daemon = True  # a bound never keeps the interpreter alive
         try:

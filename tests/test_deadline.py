@@ -157,3 +157,15 @@ def test_no_bound_and_a_finished_bound_change_nothing() -> None:
     with within(30) as bound:
         value = sum(range(1000))
     assert value == 499500 and bound.done and not bound.fired
+
+
+def test_a_bound_entered_again_bounds_again() -> None:
+    bound = within(0.3)
+    for _ in range(2):
+        _result, error, _seconds = _in_thread(lambda: _spin_within(bound))
+        assert isinstance(error, OutOfTime)
+
+
+def _spin_within(bound: within) -> None:
+    with bound:
+        _spin()
