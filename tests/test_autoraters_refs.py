@@ -257,8 +257,8 @@ def test_flatten_reads_inputs_in_place_and_never_outside_the_tree(tmp_path: Path
 
 def test_rate_refs_prints_the_bibs_words_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "refs.bib").write_text("@misc{k1, title={Evil \x1b[2J title}, author={A \x07 B}, year={2020}}\n")
-    (tmp_path / "main.tex").write_text("\\documentclass{article}\n\\begin{document}\n\\cite{k1}\n"
-                                       "\\bibliographystyle{plain}\n\\bibliography{refs}\n\\end{document}\n")  # fmt: skip
+    root = "\\documentclass{article}\n\\begin{document}\n\\cite{k1}\n\\bibliographystyle{plain}\n\\bibliography{refs}\n"
+    (tmp_path / "main.tex").write_text(root + "\\end{document}\n")
     assert main(["rate", "refs", str(tmp_path / "main.tex")]) == 0
     out = capsys.readouterr().out
     assert out == "1. A \\x07 B (2020) Evil \\x1b[2J title.\n"  # a .bib's terminal escapes never reach the terminal
