@@ -119,9 +119,9 @@ def capture(work: Path, sources: dict[str, bytes], bib_read: str | None) -> Warm
             suffix = _suffix(name)
             if suffix in OUTPUTS:
                 continue
+            if rel in sources and _sha256(path) == sources[rel]:
+                continue  # a source file as it was copied (hashed in pieces: a big log is never held)
             data = path.read_bytes()
-            if rel in sources and hashlib.sha256(data).digest() == sources[rel]:
-                continue  # a source file as it was copied
             if suffix not in STATE:
                 return None
             total += len(data)
@@ -232,3 +232,11 @@ def head_sources(manuscript: Manuscript, copied: dict[str, bytes]) -> dict[str, 
         else:
             sources.pop(rel, None)  # a file HEAD does not hold: not part of HEAD's sources
     return sources
+
+
+def _sha256(path: Path) -> bytes:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 22):
+            digest.update(chunk)
+    return digest.digest()
