@@ -18,7 +18,7 @@ from .errors import InputError, InputTooLarge
 from .inputs import MB, _read_opened, _too_large, decode, hold, limit_for, note_read, open_regular
 
 #: how much of a streamed file is read at a time
-STREAM_PIECE = 4 * MB
+STREAM_PIECE = 1 * MB
 
 
 def digest_held(path: Path | str, kind: str, held: dict[Path, bytes] | None) -> tuple[bytes, bytes | None]:
