@@ -410,6 +410,7 @@ def locate(path: Path | str, levels: int = 3, text: str | None = None) -> tuple[
             )
         return real, None
     directory = path.parent
+    roots: list[Path] = []  # roots nearby that do not read the file by any `\\input` line we can follow
     known = {path: text}  # what was read: a peek that was the whole file is not read again (a sibling section)
     peeks: dict[Path, tuple[os.stat_result, bytes]] = {}
     for _ in range(levels):
@@ -425,6 +426,7 @@ def locate(path: Path | str, levels: int = 3, text: str | None = None) -> tuple[
                 if not is_root(head.decode("utf-8", "replace")):
                     continue
                 loaded = load_manuscript(candidate, known=known)
+                roots.append(candidate)
                 if path in loaded.files:
                     for read in loaded.files:  # a commit compares them before its swap, as any file it read
                         if read in peeks:
@@ -435,6 +437,16 @@ def locate(path: Path | str, levels: int = 3, text: str | None = None) -> tuple[
         if directory.parent == directory or directory == top:
             break
         directory = directory.parent
+    if roots:
+        # a fragment compiled on its own fails with errors that are not the edit's (`\\section` undefined, ...):
+        # a root nearby most likely reads it through a macro, which only the engine or the user can say
+        nearest = os.path.relpath(roots[0], path.parent)
+        raise InputError(
+            path,
+            f"no root manuscript reads this file through an `\\input` line patchwrite can follow (nearby root: "
+            f"{nearest}); a file read through a macro needs `% !TEX root = {nearest}` on a line of its own, "
+            "or check the root itself",
+        )
     return path, None
 
 

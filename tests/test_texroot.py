@@ -65,3 +65,30 @@ def test_the_usual_root_one_level_up_still_works(tmp_path: Path) -> None:
     assert find_root(section) == (section.parent.parent / "main.tex").resolve()
     done = run("check", "sections/results.tex", "--no-cache", cwd=section.parent.parent)
     assert done.returncode == 1 and "results.tex:" in done.stdout and "\\badmacro" in done.stdout
+
+
+def test_a_section_read_through_a_macro_is_an_input_error_not_a_fragment_compile(tmp_path: Path) -> None:
+    paper = tmp_path / "paper"
+    shutil.copytree(EXAMPLE, paper)
+    main = paper / "main.tex"
+    text = main.read_text().replace("\\input{sections/intro}", "\\newcommand{\\sect}[1]{\\input{sections/#1}}"
+                                    "\\sect{intro}").replace("\\input{sections/results}", "\\sect{results}")
+    main.write_text(text)
+    section = paper / "sections" / "results.tex"
+    before = section.read_bytes()
+    first = before.decode().splitlines()[0]
+    (paper / "edit.txt").write_text(f"EDIT 1 1\n{first}\n")
+    with pytest.raises(InputError, match="nearby root: ../main.tex") as caught:
+        find_root(section)
+    assert "% !TEX root = ../main.tex" in str(caught.value)
+    done = run("apply", "sections/results.tex", "edit.txt", cwd=paper)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "sections/results.tex" in done.stderr and "undefined_control_sequence" not in done.stdout + done.stderr
+    assert section.read_bytes() == before
+    # the fix the message names makes the edit go through the root, which reads the section through its macro
+    section.write_bytes(b"% !TEX root = ../main.tex\n" + before)
+    (paper / "edit.txt").write_text(f"EDIT 2 2\n{first}\n")
+    require_tool("pdflatex")
+    done = run("apply", "sections/results.tex", "edit.txt", cwd=paper)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert find_root(section) == main.resolve()
