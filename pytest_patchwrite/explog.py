@@ -199,6 +199,14 @@ def parsing(path: Path) -> Iterator[None]:
         raise InputError(path, f"cannot be parsed as {suffix} ({exc})") from None
 
 
+class NoLogMatch(InputError):
+    """A declared experimental log name (or glob) that matches no file."""
+
+    def __init__(self, path: Path, name: str) -> None:
+        super().__init__(path, "no experimental log matches this name")
+        self.name = name
+
+
 def resolve_logs(patterns: list[str | Path], base: Path, boundary: Boundary | None = None) -> list[Path]:
     """Return the log files the patterns (globs allowed, relative to `base`) name, inside `boundary`.
 
@@ -215,6 +223,6 @@ def resolve_logs(patterns: list[str | Path], base: Path, boundary: Boundary | No
             real = boundary.require(pattern_path, name, shared=True)  # before looking: no existence oracle
             matches = [real] if os.path.lexists(real) else []
         if not matches:
-            raise InputError(pattern_path, "no experimental log matches this name")
+            raise NoLogMatch(pattern_path, name)
         paths.extend(Path(match) for match in matches)
     return paths

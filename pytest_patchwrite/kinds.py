@@ -250,7 +250,8 @@ ENTRIES: tuple[Kind, ...] = (
         "missing_bib",
         "citations",
         "error",
-        "A `\\bibliography`/`\\addbibresource` name found neither beside the manuscript nor by kpsewhich.",
+        "A `\\bibliography`/`\\addbibresource` name found neither beside the manuscript nor by kpsewhich, "
+        "or a declared bibliography (`patchwrite_bib`, `% !patchwrite bib`) that does not exist.",
         "Add the `.bib` or fix its name.",
     ),
     Kind(

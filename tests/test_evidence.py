@@ -242,3 +242,19 @@ def test_example_copy_with_placeholder_in_input(tmp_path: Path) -> None:
     intro = tmp_path / "p" / "sections" / "intro.tex"
     intro.write_text(intro.read_text() + "FIXME: cite the survey.\n")
     assert found(tmp_path / "p" / "main.tex") == [("placeholder", 7, "FIXME")]
+
+
+def test_a_declared_bibliography_or_log_that_does_not_exist_is_named_at_its_comment(tmp_path: Path) -> None:
+    (tmp_path / "refs.bib").write_text("@article{a, title={T}, author={A}, year={2020}, journal={J}}\n")
+    body = "\\documentclass{article}\n\\begin{document}\nSee \\cite{a}.\n\\bibliography{refs}\n\\end{document}\n"
+    root = tmp_path / "main.tex"
+    for declared, hint in (("nonexist.bib", "no such file exists"), ("refs", "did you mean refs.bib?")):
+        root.write_text(f"% !patchwrite bib = {declared}\n" + body)
+        report = evaluate(load_manuscript(root), EvidenceConfig())
+        found = [v for v in report.citations if v.kind == "missing_bib"]
+        assert [(Path(v.file).name, v.line, v.token) for v in found] == [("main.tex", 1, declared)], report.citations
+        assert hint in found[0].message
+    root.write_text("% !patchwrite log = results.json\n" + body)
+    with pytest.raises(InputError, match="declares the experimental log results.json") as caught:
+        evaluate(load_manuscript(root), EvidenceConfig())
+    assert caught.value.line == 1 and Path(caught.value.path).name == "main.tex"

@@ -80,6 +80,10 @@ def bibliography_of(
             where, line = declared_at(manuscript, "bib", config_text)
             why = boundary.why_refused(declared, shared=True)
             problems.append(Violation("outside_tree", where, line, str(declared), why))
+        elif not declared.is_file():
+            where, line = declared_at(manuscript, "bib", config_text)
+            problems.append(Violation("missing_bib", where, line, relative_name(declared, manuscript.directory),
+                                      _missing(declared)))
         elif declared not in paths:
             paths.append(declared)
     # stage two: the bibliographies bibtex or biber used, also one named through a macro; they add to what the
@@ -96,6 +100,22 @@ def bibliography_of(
         for key, line in s.bibitems:
             bibliography.keys.setdefault(key, f"{s.file}:{line}")
     return bibliography, problems
+
+
+def relative_name(path: Path, directory: Path) -> str:
+    """Return `path` as the user wrote it relative to the manuscript's directory, when it lies below it."""
+    try:
+        return str(path.relative_to(directory))
+    except ValueError:
+        return str(path)
+
+
+def _missing(declared: Path) -> str:
+    """Return why a declared bibliography cannot be read, with the name bibtex would have tried."""
+    message = "is declared as a bibliography (patchwrite_bib, `% !patchwrite bib`) but no such file exists"
+    if declared.suffix != ".bib" and declared.with_name(declared.name + ".bib").is_file():
+        message += f"; did you mean {declared.name}.bib?"
+    return message
 
 
 def _unread(manuscript: Manuscript, declared_bibs: list[Path], config_text: str, used: list[Path]) -> list[Violation]:

@@ -13,7 +13,7 @@ from ..binder import occurrences
 from ..bindfile import FileBinding, parse
 from ..deadline import OutOfTime, within
 from ..errors import InputError
-from ..explog import EvidenceLog, resolve_logs
+from ..explog import EvidenceLog, NoLogMatch, resolve_logs
 from ..latex import Scan, scan
 from ..manuscript import Manuscript, magic_comments
 from ..model import ERROR, WARNING, GateResult, PatchContext, Violation
@@ -24,7 +24,7 @@ from ..placeholders import seen_in
 from ..texcites import cite_commands
 from ..texconditionals import false_conditionals
 from .binding import allowed_numbers, bindings_location, lock_violations, read_bindings, read_for_locks, reconcile
-from .citelock import bibliography_of, cite_violations, declared_at, engine_bibliographies, name_list
+from .citelock import bibliography_of, cite_violations, declared_at, engine_bibliographies, name_list, relative_name
 from .headrules import carried_suppressions, settings_changes
 
 POLICIES = ("decimals", "all", "off")
@@ -161,6 +161,11 @@ def _evaluate(
         except OutsideTree as exc:
             where, line = declared_at(manuscript, "log", config_text)
             numbers = [Violation("outside_tree", where, line, exc.name, exc.why)]
+        except NoLogMatch as exc:  # a configuration error: named at its declaration, exit 2 as before
+            where, line = declared_at(manuscript, "log", config_text)
+            named = relative_name(Path(exc.name), manuscript.directory)
+            raise InputError(where, f"declares the experimental log {named} (patchwrite_log or `% !patchwrite log`), "
+                             "but no file matches it", line=line or None) from None
         else:
             bindings = None
             if config.numbers != "off":
