@@ -71,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(shown.line(f"{path}: rejected at {result.stage} ({result.reason})"))
         for violation in result.violations:
-            bare = shown.line(f"{path}: {violation.kind}: {violation.message}")
+            token = f" {violation.token}" if violation.token else ""  # an .aux key located at the root has one
+            bare = shown.line(f"{path}: {violation.kind}{token}: {violation.message}")
             print(violation.format(Path.cwd()) if violation.line else bare)
     for check, why in result.skipped.items():
         print(shown.line(f"{path}: {check} not checked: {why}"))
