@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import snapshot
+from .gates.citelock import as_read
 from .gates.compile import CompileGate
 from .gates.evidence import NO_LOG, EvidenceConfig, EvidenceReport, engine_undefined, evaluate, record_adds
 from .gates.report import CompileReport
@@ -78,12 +79,12 @@ def compile_result(report: CompileReport) -> GateResult:
 def citations_result(evidence: EvidenceReport, report: CompileReport | None) -> GateResult:
     """Return the citations item's verdict: the cite lock plus what the engine left undefined."""
     violations = list(evidence.citations)
-    seen = {v.token for v in violations}
+    seen = {as_read(v.token) for v in violations}
     # warnings of a run that stopped at an error are noise: nothing after the error was resolved
     if report is not None and report.ok:
         for violation in engine_undefined(report):
-            if violation.token not in seen:
-                seen.add(violation.token)
+            if as_read(violation.token) not in seen:
+                seen.add(as_read(violation.token))
                 violations.append(violation)
     details = {"bib": [str(p) for p in evidence.bib_files], "keys_defined": evidence.keys_defined}
     return GateResult.of(violations, "citations", details=details)

@@ -119,6 +119,7 @@ def test_check_locates_keys_cited_through_a_command_it_does_not_know(tmp_path: P
         "\\cite{fake2025}\n"  # 6
         "\\citefrom{fake2025}\n"  # 7: the static scan's key already (line 6)
         "\\citefrom{no\\keypart}\n"  # 8: the key `nowhere` stands nowhere in the text
+        "\\cite{fa%\n  ke}\n"  # 9-10: TeX drops the comment, its line end and the next line's blanks
         "\\include{chap}\n\\bibliographystyle{plain}\n\\bibliography{refs}\n\\end{document}\n"
     )
     results = check_manuscript(tmp_path / "main.tex", CheckOptions(use_cache=False))
@@ -129,6 +130,7 @@ def test_check_locates_keys_cited_through_a_command_it_does_not_know(tmp_path: P
         ("main.tex", 0, "unknown_cite", "nowhere"),
         ("main.tex", 5, "unknown_cite", "ghost2024"),  # one per key and line
         ("main.tex", 6, "unknown_cite", "fake2025"),
+        ("main.tex", 9, "unknown_cite", "fa \n  ke"),  # the scan's, once (the .aux's `fake` is the same key)
     ], results["citations"]
 
 

@@ -9,6 +9,7 @@ it knows and the manuscript's own wrappers) plus, after a compile, the keys the 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from .. import kpse
@@ -164,10 +165,11 @@ def _recorded_cites(
     record = manuscript.record
     if record is None or not record.cited:
         return []
-    static = {cite.key for s in scans for cite in s.citations}
+    # as TeX reads a key: a `%` comment's line end and the next line's blanks are no part of it
+    static = {as_read(cite.key) for s in scans for cite in s.citations}
     out: list[Violation] = []
     for key in record.cited:
-        if key in static or key in bibliography.keys:
+        if as_read(key) in static or key in bibliography.keys:
             continue
         note = "; the compile cited it (its .aux), through a command the scan does not know"
         places = [(s.file, line) for path, s in zip(manuscript.files, scans, strict=True)
@@ -176,6 +178,11 @@ def _recorded_cites(
             places = [(str(manuscript.root), 0)]  # written nowhere in the tree (a macro builds it): at the root
         out.extend(_undefined(key, file, line, bibliography, backend, note) for file, line in places)
     return out
+
+
+def as_read(key: str) -> str:
+    """Return a cite key as TeX reads it, for comparing: a `%` comment's line end and the blanks after are no part."""
+    return re.sub(r"\s+", "", key)
 
 
 def cite_violations(

@@ -24,7 +24,15 @@ from ..placeholders import seen_in
 from ..texcites import cite_commands
 from ..texconditionals import false_conditionals
 from .binding import allowed_numbers, bindings_location, lock_violations, read_bindings, read_for_locks, reconcile
-from .citelock import bibliography_of, cite_violations, declared_at, engine_bibliographies, name_list, relative_name
+from .citelock import (
+    as_read,
+    bibliography_of,
+    cite_violations,
+    declared_at,
+    engine_bibliographies,
+    name_list,
+    relative_name,
+)
 from .headrules import carried_suppressions, settings_changes
 
 POLICIES = ("decimals", "all", "off")
@@ -344,7 +352,8 @@ def _engine_additions(context: PatchContext, reported: set[str]) -> list[Violati
     report = context.records.get("compile")
     if report is None or not report.ok:
         return []
-    found = [v for v in engine_undefined(report) if v.token not in reported]
+    reported = {as_read(token) for token in reported}
+    found = [v for v in engine_undefined(report) if as_read(v.token) not in reported]
     if not found:
         return []
     head = _head_compiled(context)

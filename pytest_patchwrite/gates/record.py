@@ -112,4 +112,11 @@ def bib_record(work: Path, job: str, tool: str | None, record: Recording) -> tup
                     keys.update((key.strip(), None) for key in match.group("keys").split(","))
                 keys.update((match.group("key").strip(), None) for match in _ABX_CITE.finditer(text))
             pending.extend(m.group("name") for m in _AUX_INPUT.finditer(text))
-    return [name for name in names if name], [key for key in keys if key and key != "*"]
+    cited = dict.fromkeys(_as_read(key) for key in keys)
+    return [name for name in names if name], [key for key in cited if key and key != "*"]
+
+
+def _as_read(key: str) -> str:
+    """Return a key as the source spells it: TeX writes a control character to the `.aux` as `^^[` or `^^1b`."""
+    key = re.sub(r"\^\^([0-9a-f]{2})", lambda m: chr(int(m.group(1), 16)), key)
+    return re.sub(r"\^\^([\x00-\x7f])", lambda m: chr(ord(m.group(1)) ^ 0x40), key)
