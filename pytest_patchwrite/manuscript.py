@@ -450,18 +450,6 @@ def locate(path: Path | str, levels: int = 3, text: str | None = None) -> tuple[
     return path, None
 
 
-def copy_hashing(source: Path, target: Path) -> bytes:
-    """Copy one file in chunks and return the sha256 of its bytes (read once, for the copy and the hash)."""
-    digest = hashlib.sha256()
-    with open(source, "rb") as src, open(target, "wb") as dst:
-        info = os.fstat(src.fileno())
-        while chunk := src.read(1 << 20):
-            digest.update(chunk)
-            dst.write(chunk)
-    note_read(source, info, digest=digest.digest())  # a commit compares it before its swap (transaction)
-    return digest.digest()
-
-
 MAX_COPY_BYTES = 512 * 1024 * 1024
 MAX_COPY_FILES = 20000
 

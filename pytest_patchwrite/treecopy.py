@@ -186,6 +186,23 @@ def copy_tree(
     return copied
 
 
+def copy_beneath(top: Path, relative: str, target: Path) -> bytes | None:
+    """Copy the regular file `relative` below `top` into `target`, walking from the top's descriptor as the tree
+    copy does (no link out of the top, one link, no dot-component); return its sha256, or None when refused."""
+    top_fd = os.open(top, _DIR_FLAGS)
+    try:
+        opened = _open_beneath(top_fd, str(top), relative)
+    finally:
+        os.close(top_fd)
+    if opened is None:
+        return None
+    fd, real_rel = opened
+    info = os.fstat(fd)
+    digest, _size = _copy_fd(fd, target)
+    note_read(os.path.join(top, real_rel), info, digest=digest)  # a commit compares it before its swap
+    return digest
+
+
 def _open_file(name: str, dir_fd: int, rel: str) -> tuple[int, str] | None:
     """Return (fd, `rel`) of a regular file with one link named `name` in `dir_fd`, never following a link."""
     try:

@@ -176,6 +176,45 @@ def test_the_swap_between_listing_and_opening_is_refused(tmp_path: Path) -> None
         os.close(dir_fd)
 
 
+def test_a_shared_bibliography_swapped_after_the_check_is_never_copied_from_outside(tmp_path: Path) -> None:
+    """The `../refs.bib` a paper shares with its repository is opened beneath the repository's top with
+    O_NOFOLLOW too: swapped for a link out after the snapshot was taken, it is an environment error, no copy."""
+    import subprocess
+
+    from pytest_patchwrite.errors import EnvironmentFault
+    from pytest_patchwrite.gates.mirror import copy_for_compile
+    from pytest_patchwrite.manuscript import load_manuscript
+    from pytest_patchwrite.paths import Boundary
+
+    repo = tmp_path / "repo"
+    paper = repo / "paper"
+    paper.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "refs.bib").write_text("@misc{a, title={A}}\n")
+    root = paper / "main.tex"
+    root.write_text("\\documentclass{article}\\begin{document}\\cite{a}\\bibliographystyle{plain}"
+                    "\\bibliography{../refs}\\end{document}\n")
+    many = repo / "data"  # a repository over the copy's file cap: only the shared bibliography is mirrored
+    many.mkdir()
+    for i in range(20001):
+        (many / f"{i}.txt").touch()
+    canary = tmp_path / "secret.bib"
+    canary.write_text(f"@misc{{{CANARY}, title={{x}}}}\n")
+    manuscript = load_manuscript(root, boundary=Boundary.for_root(root))
+    boundary = manuscript.boundary or Boundary.for_root(root)
+    first = tmp_path / "first"
+    first.mkdir()
+    _work, _copied, mirrored = copy_for_compile(manuscript, first, boundary, "main")
+    assert mirrored == "bibliographies" and (first / "refs.bib").read_text().startswith("@misc{a")
+    (repo / "refs.bib").unlink()
+    os.symlink(canary, repo / "refs.bib")
+    second = tmp_path / "second"
+    second.mkdir()
+    with pytest.raises(EnvironmentFault, match="shared bibliography"):
+        copy_for_compile(manuscript, second, boundary, "main")
+    assert not any(CANARY in p.read_text() for p in second.rglob("*.bib"))
+
+
 def test_one_message_per_error_and_line(tmp_path: Path) -> None:
     """xelatex reports a picture it cannot load twice at the same line; the verdict says it once."""
     require_tool("xelatex")

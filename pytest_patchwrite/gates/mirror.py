@@ -16,12 +16,14 @@ import hashlib
 import os
 from pathlib import Path
 
+from ..envfaults import changed_during_check
 from ..errors import InputTooLarge
-from ..manuscript import Manuscript, copy_hashing, copy_manuscript_dir
+from ..manuscript import Manuscript, copy_manuscript_dir
 from ..paths import Boundary
 from ..snapshot import shared_bibliographies
 from ..tempfiles import remove_tree
 from ..texmask import mask
+from ..treecopy import copy_beneath
 
 
 def refers_above(manuscript: Manuscript) -> bool:
@@ -66,8 +68,12 @@ def copy_for_compile(
         if path in held:  # read for the cite lock already: its bytes, not the disk's again
             target.write_bytes(held[path])
             copied[os.path.relpath(target, work)] = hashlib.sha256(held[path]).digest()
-        else:
-            copied[os.path.relpath(target, work)] = copy_hashing(path, target)
+        else:  # checked a moment ago, opened now: never through a link another process swapped in since
+            digest = copy_beneath(top, path.relative_to(top).as_posix(), target)
+            if digest is None:
+                raise changed_during_check(path, "the shared bibliography became a link, a non-regular file or "
+                                           "vanished", stage="compile")  # fmt: skip
+            copied[os.path.relpath(target, work)] = digest
     return work, copied, "bibliographies"
 
 
