@@ -164,6 +164,8 @@ def _structural_ranges(
                 close = masked.find(f"\\end{{{env}}}", m.end())
                 ranges.append((m.end(), close if close != -1 else len(masked)))
             continue
+        if base in _DEFINERS_WITH_ARITY:
+            ranges.extend(_arity(masked, m.end()))  # `[2]` of \newcommand{\foo}[2]{...}: no number of the paper
         if base in ("newcommand", "renewcommand", "providecommand", "def", "gdef", "edef", "xdef"):
             args = command_args(masked, m.end(), limit=2)
             if args and any(p in masked[args[0][1] : args[0][2]] for p in LENGTH_PARAMS):
@@ -199,7 +201,27 @@ def _structural_ranges(
             seen += 1
             if seen >= max(wanted, 1) and base not in SIUNITX_UNIT_ARG and base not in ("num", "numrange"):
                 break
+    ranges.extend((p.start(), p.end()) for p in _PARAMETER.finditer(masked))  # `#1` in a definition's body
     return _merge(ranges), siunitx
+
+
+_DEFINERS_WITH_ARITY = frozenset({"newcommand", "renewcommand", "providecommand", "DeclareRobustCommand",
+                                  "newenvironment", "renewenvironment"})  # fmt: skip
+_PARAMETER = re.compile(r"#+[1-9]")
+
+
+def _arity(masked: str, at: int) -> list[tuple[int, int]]:
+    """Return the range of the argument count `[N]` after a definer's name (`{\\foo}`, `\\foo` or `{env}`)."""
+    named = _CS_AFTER.match(masked, at)
+    if named:
+        after = named.end()
+    else:
+        name = command_args(masked, at, limit=1)
+        if not name or name[0][0] != "{":
+            return []
+        after = name[0][2] + 1
+    options = command_args(masked, after, limit=1)
+    return [(start, end) for kind, start, end in options if kind == "["]
 
 
 # commands that write the PDF's text layer apart from the glyphs (a ToUnicode remap, ActualText): the text a

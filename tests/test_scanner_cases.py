@@ -73,6 +73,9 @@ CASES = [
     # a number that opens the file, or a line after a word, is a number
     ("expected to be 1.5 or\n2.5 pages", [("1.5", "1.5", False), ("2.5", "2.5", False)]),
     ("91.4 & 86.9 \\\\", [("91.4", "91.4", False), ("86.9", "86.9", False)]),
+    # a definition's argument count and parameters are structure; a number its body prints is a number
+    (r"\newcommand{\citeA}[1]{\citet{#1}} \newcommand\two[2][x]{##1 #2}", []),
+    (r"\newenvironment{res}[3]{#3}{} \renewcommand{\acc}{91.4\%}", [(r"91.4\%", "91.4", True)]),
 ]
 
 
