@@ -138,6 +138,18 @@ def test_check_json_shape_and_exit_codes(tmp_path: Path) -> None:
     orphan.write_text("Just a fragment.\n")
     proc = run("check", str(orphan))
     assert proc.returncode == 2 and "not a root manuscript" in proc.stderr
+    # a directory stands for every root below it, each once (a dot-directory is skipped); a .bib is no manuscript
+    hidden = tmp_path / ".hidden"
+    hidden.mkdir()
+    (hidden / "main.tex").write_text("\\documentclass{article}\\begin{document}\\undefinedX\\end{document}\n")
+    proc = run("check", str(tmp_path), str(paper / "main.tex"), "--json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    checked = [Path(m["path"]).name for m in json.loads(proc.stdout)["manuscripts"]]
+    assert checked == ["main.tex"], checked
+    proc = run("check", str(paper / "refs.bib"))
+    assert proc.returncode == 2 and "is a bibliography, not a manuscript" in proc.stderr and not proc.stdout
+    proc = run("check", str(paper / "sections"))
+    assert proc.returncode == 2 and "holding no root manuscript" in proc.stderr
 
 
 def test_version() -> None:

@@ -29,7 +29,8 @@ from .common import (
 def register(sub: Any) -> None:
     """Add the `check` subcommand."""
     parser = sub.add_parser("check", help="run every gate on each root manuscript")
-    parser.add_argument("files", nargs="+", metavar="FILE")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="root manuscripts, sections (checked through "
+                        "their root) or directories (every root manuscript below them)")
     add_engine_option(parser)
     parser.add_argument(
         "--timeout", type=seconds, default=None, help="seconds before the engine is killed (default 60)"
@@ -50,6 +51,13 @@ def roots_of(names: list[str]) -> list[Path]:
     roots: dict[Path, Path] = {}  # resolved -> as shown
     for name in names:
         path = Path(name)
+        if path.is_dir():
+            for found in _roots_in(path):
+                roots.setdefault(found.resolve(), found)
+            continue
+        if path.suffix.lower() == ".bib":
+            raise InputError(path, "is a bibliography, not a manuscript: check the root manuscript that cites it "
+                             "(a .tex file with \\documentclass)")  # fmt: skip
         root = path
         if not is_root(read_text(path)):
             root = find_root(path)
@@ -59,6 +67,29 @@ def roots_of(names: list[str]) -> list[Path]:
             root = relative if not str(relative).startswith("..") else root
         roots.setdefault(root.resolve(), root)
     return list(roots.values())
+
+
+def _roots_in(directory: Path) -> list[Path]:
+    """Return the root manuscripts below `directory` as `pytest DIR` collects them (dot-directories skipped, links
+    to directories not followed); raise InputError when it holds none."""
+    from ..errors import NotRegularFile
+    from ..inputs import read_prefix
+    from ..manuscript import is_root
+
+    found: list[Path] = []
+    for here, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(f for f in files if f.endswith(".tex")):
+            path = Path(here) / name
+            try:
+                head = read_prefix(path, 200_000).decode("utf-8", errors="replace")
+            except NotRegularFile:
+                continue  # a FIFO or device named *.tex is no manuscript
+            if is_root(head):
+                found.append(path)
+    if not found:
+        raise InputError(directory, "is a directory holding no root manuscript (a .tex file with \\documentclass)")
+    return found
 
 
 def run(args: argparse.Namespace) -> int:
