@@ -158,3 +158,23 @@ def test_a_json_log_past_the_document_cap_names_the_cap(tmp_path: Path, monkeypa
         logread.load_logs(["results.json"], tmp_path)
     monkeypatch.setenv("PATCHWRITE_MAX_LOG_DOCUMENT_MB", "2")
     assert logread.load_logs(["results.json"], tmp_path).attests(Decimal("0.119"))
+
+
+def test_a_timeout_while_reading_a_big_log_names_it_and_keeps_the_other_locks(tmp_path: Path) -> None:
+    """The number lock reads the logs last: when the time runs out there, the citation and placeholder locks
+    keep their own findings and the timeout names the log being read, not the manuscript."""
+    with open(tmp_path / "log.csv", "w") as out:  # about 100 MB of training rows
+        out.write("step,loss,acc\n")
+        row = "".join(f"{i},0.{i % 9973:04d},0.{(i * 7) % 9973:04d}\n" for i in range(100_000))
+        for _ in range(45):
+            out.write(row)
+    (tmp_path / "refs.bib").write_text("@misc{a, title={A}}\n")
+    root = tmp_path / "main.tex"
+    root.write_text("% !patchwrite log = log.csv\n\\documentclass{article}\n\\begin{document}\n"
+                    "Acc 0.4242 \\cite{a} \\cite{fake2025}. TODO\n\\bibliography{refs}\n\\end{document}\n")
+    report = evaluate(load_manuscript(root), EvidenceConfig(timeout=2.0))
+    assert report.timed_out
+    assert [v.kind for v in report.numbers or []] == ["timeout"]
+    assert "log.csv (" in report.numbers[0].message and "MB)" in report.numbers[0].message
+    assert [(v.kind, v.token) for v in report.citations] == [("unknown_cite", "fake2025")]
+    assert [(v.kind, v.token) for v in report.placeholders_in(None)] == [("placeholder", "TODO")]

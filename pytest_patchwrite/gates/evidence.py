@@ -122,16 +122,32 @@ def evaluate(
     Past `config.timeout` seconds the locks stop and each reports a `timeout` (`timed_out`): a
     manuscript cannot make the Python side run unbounded.
     """
+    done = _Done()
     try:
         with within(config.timeout):
-            return _evaluate(manuscript, config, head, bindings_text, bindings_from_disk)
+            return _evaluate(manuscript, config, head, bindings_text, bindings_from_disk, done)
     except OutOfTime as exc:
-        message = (
-            f"the evidence locks did not finish within {exc.seconds:g} s and were stopped (a manuscript this large or "
-            "this dense with numbers); raise --timeout / patchwrite_timeout"
-        )
+        what = done.doing or "a manuscript this large or this dense with numbers"
+        message = (f"the evidence locks did not finish within {exc.seconds:g} s and were stopped ({what}); "
+                   "raise --timeout / patchwrite_timeout")  # fmt: skip
         stopped = [Violation("timeout", str(manuscript.root), 0, "", message)]
-        return EvidenceReport(stopped, list(stopped), list(stopped), [], [], 0, probes=[None], timed_out=True)
+        # the locks that finished before the time ran out keep their findings (the number lock reads the logs last)
+        citations = done.citations if done.citations is not None else list(stopped)
+        nothing: list[str | None] = [None]
+        placeholders, probes = done.placeholders if done.placeholders is not None else (list(stopped), nothing)
+        return EvidenceReport(citations, list(stopped), placeholders, done.bib_files, [], done.keys, probes=probes,
+                              timed_out=True)  # fmt: skip
+
+
+@dataclass
+class _Done:
+    """What `_evaluate` finished before a timeout stopped it, and what it was doing then."""
+
+    doing: str = ""
+    citations: list[Violation] | None = None
+    placeholders: tuple[list[Violation], list[str | None]] | None = None
+    bib_files: list[Path] = field(default_factory=list)
+    keys: int = 0
 
 
 def _evaluate(
@@ -140,6 +156,7 @@ def _evaluate(
     head: dict[Path, str] | None,
     bindings_text: str | None,
     bindings_from_disk: bool,
+    done: _Done,
 ) -> EvidenceReport:
     config_text = manuscript.root_text if head is None else head.get(manuscript.root, "")
     config = config.for_manuscript(manuscript, config_text)
@@ -160,6 +177,19 @@ def _evaluate(
         found, recorded = cite_violations(manuscript, scans, bibliography)
         citations.extend(found)
 
+    done.citations, done.bib_files, done.keys = list(citations), bibliography.files, len(bibliography.keys)
+    placeholders: list[Violation] = []
+    probes: list[str | None] = []
+    if config.placeholders:
+        by_file = {s.file: s for s in scans}
+        files = [(str(path), manuscript.texts[path]) for path in manuscript.files]
+        for c in find_placeholders(files, manuscript.texts[manuscript.root], false_ifs, cites):
+            if not by_file[c.file].is_suppressed(c.line, "placeholder"):
+                message = "is a placeholder left in the text; finish it, or move it into a % comment"
+                placeholders.append(Violation("placeholder", c.file, c.line, c.token, message))
+                probes.append(c.probe)
+    done.placeholders = (list(placeholders), list(probes))
+
     numbers: list[Violation] | None = None
     log: EvidenceLog | None = None
     pool_only, bindings_file = 0, None
@@ -175,6 +205,7 @@ def _evaluate(
             raise InputError(where, f"declares the experimental log {named} (patchwrite_log or `% !patchwrite log`), "
                              "but no file matches it", line=line or None) from None
         else:
+            done.doing = "while the number locks read " + _sizes(paths)
             bindings = None
             if config.numbers != "off":
                 bindings = _bindings(manuscript, config_text, bindings_text, bindings_from_disk)
@@ -190,16 +221,6 @@ def _evaluate(
                 numbers = lock_violations(reconcile(scans, manuscript.texts, logs.datas, occs, existing,
                                                     manuscript.directory))  # fmt: skip
 
-    placeholders: list[Violation] = []
-    probes: list[str | None] = []
-    if config.placeholders:
-        by_file = {s.file: s for s in scans}
-        files = [(str(path), manuscript.texts[path]) for path in manuscript.files]
-        for c in find_placeholders(files, manuscript.texts[manuscript.root], false_ifs, cites):
-            if not by_file[c.file].is_suppressed(c.line, "placeholder"):
-                message = "is a placeholder left in the text; finish it, or move it into a % comment"
-                placeholders.append(Violation("placeholder", c.file, c.line, c.token, message))
-                probes.append(c.probe)
     log_files = log.files if log else []
     keys = len(bibliography.keys)
     skipped = None if numbers is not None else (NO_LOG if not config.logs else "the number policy is off")
@@ -209,6 +230,17 @@ def _evaluate(
     report.declared_bibs = [Path(p) for p in config.bibs]
     report.recorded_cites = frozenset(v.token for v in recorded)
     return report
+
+
+def _sizes(paths: list[Path]) -> str:
+    """Return the logs' names and sizes (`log.csv (300 MB)`), what a timeout in the number locks was reading."""
+    shown = []
+    for path in paths:
+        try:
+            shown.append(f"{path.name} ({path.stat().st_size / (1 << 20):.0f} MB)")
+        except OSError:
+            shown.append(path.name)
+    return ", ".join(shown) or "no log"
 
 
 def record_adds(manuscript: Manuscript, report: EvidenceReport) -> bool:
@@ -314,7 +346,8 @@ class EvidenceGate:
         # listed first: the rejection's reason names the changed setting, not what it would have hidden
         new = [v for p in manuscript.files for v in settings_changes(p, head_texts.get(p, ""), manuscript.texts[p])]
         if candidate.timed_out:  # what was not checked is never allowed because HEAD was not checked either
-            return GateResult.of(candidate.citations, "evidence", time.perf_counter() - started)
+            stopped = [v for v in _all(candidate) if v.kind == "timeout"]
+            return GateResult.of(stopped, "evidence", time.perf_counter() - started)
         in_head = {(_lock_kind(v.kind), v.token) for v in _all(head)}
         added = [v for v in _all(candidate) if (_lock_kind(v.kind), v.token) not in in_head]
         if any(v.token in candidate.recorded_cites for v in added) and _head_compiled(context):
