@@ -78,9 +78,11 @@ def test_a_jobs_own_font_bytes_never_reach_the_cache(tmp_path: Path) -> None:
 
 def test_a_timeout_while_fonts_are_made_says_so(tmp_path: Path) -> None:
     _require_sandbox()
-    # more fonts than mktexpk makes in the deadline on any machine (about 0.3 s each idle), and a deadline the
-    # engine reaches its first font within even on a loaded one (3 s was not: the timeout came before mktexpk)
-    sizes = "".join(f"{{\\fontsize{{{n}}}{{{n}}}\\selectfont x}}" for n in range(5, 200))
+    # more fonts than mktexpk makes in the deadline on any machine, and a deadline the engine reaches its first
+    # font within even on a loaded one (3 s was not: the timeout came before mktexpk). `\fontsize` snaps to the
+    # 14 design sizes of the EC fonts (an idle machine made them all within 20 s); each scale of a `\font` is a
+    # bitmap font of its own (its own resolution), 400 of them
+    sizes = "".join(f"{{\\font\\f=ecrm1000 scaled {n}\\f x}}" for n in range(1001, 1401))
     report = CompileGate(use_cache=False, timeout=20).compile(_t1_paper(tmp_path, sizes))
     assert report.timed_out
     [violation] = report.violations
