@@ -551,15 +551,21 @@ def test_check_and_diff(served: Path) -> None:
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "paper"], check=True)
 
-    async def main() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    async def main() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
         async with session(served) as client:
             checked = data(await client.call_tool("check", {"path": "sections/intro.tex"}))
             edit = fenced(4, 4, "The encoder uses 16 layers and a frozen tokenizer, following the setup")
             applied = data(await client.call_tool("apply_edit", {"path": "sections/intro.tex", "edit": edit}))
             diffed = data(await client.call_tool("diff", {"path": "main.tex", "base": "HEAD"}))
-            return checked, applied, diffed
+            intro = served / "sections" / "intro.tex"  # a change no gate saw: a reference only the engine knows
+            intro.write_text(intro.read_text() + "See Section~\\ref{sec:nowhere}.\n")
+            broken = data(await client.call_tool("diff", {"path": "main.tex", "base": "HEAD"}))
+            return checked, applied, diffed, broken
 
-    checked, applied, diffed = run(main)
+    checked, applied, diffed, broken = run(main)
+    assert diffed["compile"]["ok"] is True and diffed["ok"] is True
+    assert [(v["kind"], v["token"]) for v in broken["violations"]] == [("undefined_reference", "sec:nowhere")]
+    assert broken["ok"] is False
     (manuscript,) = checked["manuscripts"]
     assert manuscript["path"] == "main.tex" and checked["ok"] is True
     assert set(manuscript["gates"]) == {"compile", "citations", "numbers", "placeholders"}

@@ -288,8 +288,12 @@ class Workspace:
         manuscript = self.snapshot_of(real)
         root = manuscript.root
         config = self.settings.options.evidence_config()
-        report = diff_manuscript(manuscript, GitBase.open(root.parent, base), config, self.settings.max_hunk)
+        compiled = self._compiled(manuscript)  # as `patchwrite diff`: the engine record, new undefined citations
+        report = diff_manuscript(manuscript, GitBase.open(root.parent, base), config, self.settings.max_hunk,
+                                 compiled=compiled)  # fmt: skip
         data = report.result().to_json(self.directory)
+        ran = {"engine": compiled.engine, "ok": compiled.ok, "cached": compiled.cached} if compiled else None
+        data["compile"] = ran
         data["violations"], omitted = self._violations(report.failures)
         changes = data.get("changes", [])
         if len(changes) > MAX_VIOLATIONS * 4:
@@ -302,6 +306,15 @@ class Workspace:
         if omitted:
             data["violations_omitted"] = omitted
         return {"path": self.shown(root), "base": base, **data}
+
+    def _compiled(self, manuscript: Any) -> Any:
+        """Return the working tree's compile report (a verdict-cache hit after `check`), None without an engine."""
+        from ..gates.report import EngineMissing
+
+        try:
+            return self.settings.options.compile_gate(manuscript.root).compile(manuscript)
+        except EngineMissing:
+            return None
 
     def bindings(self, path: str) -> dict[str, Any]:
         """Return the manuscript's bindings file as it is and what `patchwrite bind` would change (read-only)."""
