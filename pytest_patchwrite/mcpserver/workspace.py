@@ -277,6 +277,7 @@ class Workspace:
 
     def diff(self, path: str, base: str | None = None) -> dict[str, Any]:
         """Return what the working tree's manuscript moved against the git revision `base` (`diff --json`)."""
+        from ..gates.report import EngineMissing
         from ..prdiff import GitBase, diff_manuscript
 
         base = (base or self.settings.base or "").strip()
@@ -288,7 +289,10 @@ class Workspace:
         manuscript = self.snapshot_of(real)
         root = manuscript.root
         config = self.settings.options.evidence_config()
-        compiled = self._compiled(manuscript)  # as `patchwrite diff`: the engine record, new undefined citations
+        try:  # as `patchwrite diff` (a verdict-cache hit after `check`): the engine record, new undefined citations
+            compiled = self.settings.options.compile_gate(root).compile(manuscript)
+        except EngineMissing:
+            compiled = None
         report = diff_manuscript(manuscript, GitBase.open(root.parent, base), config, self.settings.max_hunk,
                                  compiled=compiled)  # fmt: skip
         data = report.result().to_json(self.directory)
@@ -306,15 +310,6 @@ class Workspace:
         if omitted:
             data["violations_omitted"] = omitted
         return {"path": self.shown(root), "base": base, **data}
-
-    def _compiled(self, manuscript: Any) -> Any:
-        """Return the working tree's compile report (a verdict-cache hit after `check`), None without an engine."""
-        from ..gates.report import EngineMissing
-
-        try:
-            return self.settings.options.compile_gate(manuscript.root).compile(manuscript)
-        except EngineMissing:
-            return None
 
     def bindings(self, path: str) -> dict[str, Any]:
         """Return the manuscript's bindings file as it is and what `patchwrite bind` would change (read-only)."""
