@@ -104,3 +104,12 @@ class Streamed:
             note_read(self.path, info, digest=self.digest)
         finally:
             os.close(fd)
+
+
+def file_sha256(path: Path | str) -> bytes:
+    """Return the sha256 of a file's bytes, read in pieces (never held whole: a copied 200 MB log)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.digest()

@@ -6,11 +6,11 @@ entry holds the PDF's sha256 under an HMAC, and a PDF whose bytes do not match i
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from pathlib import Path
 
+from ..streamread import file_sha256
 from ..tempfiles import write_json
 from . import cachetrust
 
@@ -22,20 +22,12 @@ def _paths(cache_dir: Path, key: str) -> tuple[Path, Path]:
     return folder / f"{key}.pdf", folder / f"{key}.json"
 
 
-def _digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def put(cache_dir: Path | None, key: str, pdf: Path) -> None:
     """Keep `pdf` under the compile's cache `key` (nothing when there is no disk cache or it is too large)."""
     try:
         if cache_dir is None or not pdf.is_file() or pdf.is_symlink() or pdf.stat().st_size > MAX_BYTES:
             return
-        entry = cachetrust.seal("pdf", key, {"sha256": _digest(pdf)})
+        entry = cachetrust.seal("pdf", key, {"sha256": file_sha256(pdf).hex()})
         if entry is None:
             return
         target, meta = _paths(cache_dir, key)
@@ -66,7 +58,7 @@ def get(cache_dir: Path | None, key: str, target: Path, rejected: list[str] | No
             shutil.copyfileobj(src, dst)
     except OSError:
         return False
-    if _digest(target) != data["sha256"]:
+    if file_sha256(target).hex() != data["sha256"]:
         if rejected is not None:
             rejected.append(str(source))
         target.unlink()

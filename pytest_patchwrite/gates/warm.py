@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..streamread import file_sha256
 from ..tempfiles import write_json
 from ..texlog import ERROR, FATAL, LogMessage
 from . import cachetrust
@@ -119,7 +120,7 @@ def capture(work: Path, sources: dict[str, bytes], bib_read: str | None) -> Warm
             suffix = _suffix(name)
             if suffix in OUTPUTS:
                 continue
-            if rel in sources and _sha256(path) == sources[rel]:
+            if rel in sources and file_sha256(path) == sources[rel]:
                 continue  # a source file as it was copied (hashed in pieces: a big log is never held)
             data = path.read_bytes()
             if suffix not in STATE:
