@@ -22,7 +22,6 @@ after a `patchwrite check` of the same bytes starts warm too.
 from __future__ import annotations
 
 import base64
-import hashlib
 import os
 import threading
 from collections import OrderedDict
@@ -233,11 +232,3 @@ def head_sources(manuscript: Manuscript, copied: dict[str, bytes]) -> dict[str, 
         else:
             sources.pop(rel, None)  # a file HEAD does not hold: not part of HEAD's sources
     return sources
-
-
-def _sha256(path: Path) -> bytes:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 22):
-            digest.update(chunk)
-    return digest.digest()
