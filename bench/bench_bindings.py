@@ -117,8 +117,8 @@ def with_logs(source: Path, root: str, logs: list[str], scratch: Path) -> Path:
     return path
 
 
-def big_log_seconds(rows: int, scratch: Path) -> tuple[float, float]:
-    """Return the wall and CPU seconds `bind` takes on a small paper beside a CSV log of `rows` rows."""
+def big_log_paper(rows: int, scratch: Path) -> Path:
+    """Write a small paper beside a CSV log of `rows` rows under scratch/biglog; return its root."""
     directory = scratch / "biglog"
     directory.mkdir()
     rng = random.Random(3)
@@ -130,8 +130,14 @@ def big_log_seconds(rows: int, scratch: Path) -> tuple[float, float]:
     body = "Test accuracy was 91.4\\% against 68.2\\% for the baseline; per-image scores are in the log.\n"
     (directory / "main.tex").write_text("% !patchwrite log = results.json, per_image.csv\n\\documentclass{article}\n"
                                         f"\\begin{{document}}\n{body}\\end{{document}}\n")  # fmt: skip
+    return directory / "main.tex"
+
+
+def big_log_seconds(rows: int, scratch: Path) -> tuple[float, float]:
+    """Return the wall and CPU seconds `bind` takes on a small paper beside a CSV log of `rows` rows."""
+    root = big_log_paper(rows, scratch)
     started, cpu = time.perf_counter(), time.process_time()
-    bind_root(directory / "main.tex", EvidenceConfig(trusted=True))
+    bind_root(root, EvidenceConfig(trusted=True))
     return time.perf_counter() - started, time.process_time() - cpu
 
 

@@ -27,11 +27,11 @@ def _load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _same(raw: str, value: str) -> bool:
-    if raw == value:
+def _same(raw: str, value: object) -> bool:
+    if raw == str(value):
         return True
     try:
-        return Decimal(raw) == Decimal(value)
+        return Decimal(raw) == Decimal(str(value))
     except InvalidOperation:
         return False
 
@@ -43,7 +43,7 @@ class _Logs:
         self.folder = folder
         self.read: dict[str, Any] = {}
 
-    def problem(self, log: str, at: str, value: str | None) -> str | None:
+    def problem(self, log: str, at: str, value: object) -> str | None:
         """Return what is wrong with the entry `at` of `log` (None when it holds `value`)."""
         path = self.folder / log
         if not path.is_file():
