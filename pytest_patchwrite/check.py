@@ -82,7 +82,7 @@ def citations_result(evidence: EvidenceReport, report: CompileReport | None) -> 
     seen = {as_read(v.token) for v in violations}
     # warnings of a run that stopped at an error are noise: nothing after the error was resolved
     if report is not None and report.ok:
-        for violation in engine_undefined(report):
+        for violation in engine_undefined(report, evidence.ignored_cites):
             if as_read(violation.token) not in seen:
                 seen.add(as_read(violation.token))
                 violations.append(violation)

@@ -181,7 +181,7 @@ def diff_manuscript(
     failures.extend(selfattest.change_notes(changes, values, evidence, base.text, evidence_from, manuscript.directory))
     if compiled is not None and compiled.ok:
         failed_tokens = {v.token for v in failures}
-        failures.extend(v for v in engine_undefined(compiled)
+        failures.extend(v for v in engine_undefined(compiled, evidence.ignored_cites)
                         if v.line in changed_by_file.get(v.file, ()) and v.token not in failed_tokens)  # fmt: skip
     numbers = round(jaccard({t for k, t in all_old if k == "number"}, {t for k, t in all_new if k == "number"}), 4)
     cites = round(jaccard({t for k, t in all_old if k == "cite"}, {t for k, t in all_new if k == "cite"}), 4)

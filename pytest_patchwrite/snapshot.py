@@ -75,6 +75,10 @@ class EngineRecord:
     passed: bool = False
     added: list[Path] = field(default_factory=list)
     resolved: list[Path] | None = None  # `gates.citelock.engine_bibliographies`, once per record
+    # the keys the job defined itself (`gates.record.job_definitions`: REVTeX's footnotes, its `\bibcite`s) and
+    # whether `cited` is what the last run wrote (its `.aux`/`.bcf`); None and False when borrowed
+    defined: list[str] | None = None
+    cites_recorded: bool = False
 
 
 def take_record(manuscript: Manuscript, report: Any) -> EngineRecord:
@@ -86,6 +90,8 @@ def take_record(manuscript: Manuscript, report: Any) -> EngineRecord:
     """
     record = EngineRecord(list(report.inputs), list(report.bibliographies), list(report.typeset),
                           list(getattr(report, "cited", [])), bool(report.ok))  # fmt: skip
+    record.defined = list(getattr(report, "defined", []))
+    record.cites_recorded = bool(getattr(report, "cites_recorded", False))
     manuscript.record = record
     record.added = add_engine_inputs(manuscript, record.typeset)
     return record

@@ -167,17 +167,54 @@ def _recorded_cites(
         return []
     # as TeX reads a key: a `%` comment's line end and the next line's blanks are no part of it
     static = {as_read(cite.key) for s in scans for cite in s.citations}
+    # keys the job defined itself (REVTeX's footnotes in `<job>Notes.bib`, a class's own `\bibcite`) resolve only
+    # what the scan does not read from the source: a key typed in a `\cite` needs a bibliography or a `\bibitem`
+    own = set(record.defined or ())
     out: list[Violation] = []
     for key in record.cited:
-        if as_read(key) in static or key in bibliography.keys:
+        if as_read(key) in static or key in bibliography.keys or key in own:
             continue
-        note = "; the compile cited it (its .aux), through a command the scan does not know"
         places = [(s.file, line) for path, s in zip(manuscript.files, scans, strict=True)
                   for line in key_lines(manuscript.texts[path], key) if not s.is_suppressed(line, "cite")]  # fmt: skip
         if not places and not any(key_lines(text, key) for text in manuscript.texts.values()):
             places = [(str(manuscript.root), 0)]  # written nowhere in the tree (a macro builds it): at the root
-        out.extend(_undefined(key, file, line, bibliography, backend, note) for file, line in places)
+        for file, line in places:
+            note = "; the compile cited it (its .aux), " + _cited_through(manuscript, file, line, key)
+            out.append(_undefined(key, file, line, bibliography, backend, note))
     return out
+
+
+_REVTEX = re.compile(r"\\documentclass\s*(?:\[[^\]]*\])?\s*\{\s*revtex")
+_FOOTNOTE_KEY = re.compile(r"Note\d+")
+_COMMAND_ARGS = re.compile(r"\\(?P<name>[A-Za-z@]+)\*?\s*(?:\[[^\]]*\]\s*)*\{(?P<args>[^{}]*)\}")
+
+
+def _cited_through(manuscript: Manuscript, file: str, line: int, key: str) -> str:
+    """Return what produced a key only the compile's record cites: the command whose argument it is on its line, a
+    REVTeX footnote, or a command the scan does not know."""
+    if _FOOTNOTE_KEY.fullmatch(key) and _REVTEX.search(manuscript.texts[manuscript.root]):
+        return ("as a REVTeX footnote (the class writes each footnote to the job's own Notes.bib, which bibtex did "
+                "not read)")  # fmt: skip
+    text = manuscript.texts.get(Path(file), "") if line else ""
+    lines = text.splitlines()
+    source = lines[line - 1] if 0 < line <= len(lines) else ""
+    for m in _COMMAND_ARGS.finditer(source):
+        if key in (as_read(part) for part in m.group("args").split(",")):
+            return f"through \\{m.group('name')}, a command the scan does not read as a citation"
+    return "through a command the scan does not know"
+
+
+def not_citing(manuscript: Manuscript, scans: list[Scan]) -> set[str]:
+    """Return the commands the scan reads as citations whose keys the passing compile never cited: no citation of
+    this document (`\\citename` under acl2012.sty formats a name inside a label). Without the record of a passing
+    compile that wrote its `.aux`/`.bcf`, none: the scan's rule stands."""
+    record = manuscript.record
+    if record is None or not record.passed or not record.cites_recorded or record.cited is None:
+        return set()
+    recorded = {as_read(key) for key in record.cited}
+    commands = {cite.command for s in scans for cite in s.citations if cite.key != "*"}
+    reaching = {cite.command for s in scans for cite in s.citations if as_read(cite.key) in recorded}
+    return commands - reaching
 
 
 def as_read(key: str) -> str:
@@ -192,9 +229,12 @@ def cite_violations(
     `bibliography` does not define, each at its line (`case_mismatch` a warning under bibtex)."""
     backend = bib_backend(manuscript.texts[manuscript.root])
     out: list[Violation] = []
+    ignored = not_citing(manuscript, scans)
     for s in scans:
         for cite in s.citations:
             if cite.key == "*" or cite.key in bibliography.keys or s.is_suppressed(cite.line, "cite"):
+                continue
+            if cite.command in ignored:
                 continue
             out.append(_undefined(cite.key, cite.file, cite.line, bibliography, backend))
     recorded = _recorded_cites(manuscript, scans, bibliography, backend)

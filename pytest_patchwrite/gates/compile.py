@@ -302,7 +302,11 @@ class CompileGate:
         typeset = record.typeset_inputs(read_files, read_log(work / f"{job}.log"), recorded) if read_files else []
         report.typeset = [root.name if rel == entry else rel for rel in typeset]
         tool = (asked or bib_tool_input(work, job))[0]
-        report.bibliographies, cited = record.bib_record(work, job, tool, recorded)
+        names, cited = record.bib_record(work, job, tool, recorded)
+        own, defined, report.cites_recorded = record.job_definitions(work, job, names, recorded)
+        report.bibliographies = [name for name in names if name not in own]  # the job's own: never the checkout's
+        unresolved = {m.token for m in messages if m.kind == "undefined_citation"}
+        report.defined = [key for key in defined if key not in unresolved] if self.resolve else []
         report.cited = cited if self.resolve else []
         pdf = work / f"{job}.pdf"
         report.pdf_bytes = pdf.stat().st_size if pdf.exists() else 0

@@ -98,6 +98,7 @@ class EvidenceReport:
     cited: frozenset[str] = frozenset()  # the keys the source's citation commands cite (the static scan)
     declared_bibs: list[Path] = field(default_factory=list)  # `patchwrite_bib` / `% !patchwrite bib` files
     recorded_cites: frozenset[str] = frozenset()  # keys reported only through the compile's record (its .aux)
+    ignored_cites: frozenset[str] = frozenset()  # keys cited on a `% patchwrite: ignore [cite]` line
 
     def placeholders_in(self, pdf_text: str | None) -> list[Violation]:
         """Return the placeholders the PDF's text confirms; all of them (the source rules) without a PDF."""
@@ -229,6 +230,8 @@ def _evaluate(
     report.cited = frozenset(cite.key for s in scans for cite in s.citations)
     report.declared_bibs = [Path(p) for p in config.bibs]
     report.recorded_cites = frozenset(v.token for v in recorded)
+    ignored = (as_read(c.key) for s in scans for c in s.citations if s.is_suppressed(c.line, "cite"))
+    report.ignored_cites = frozenset(ignored)
     return report
 
 
@@ -254,6 +257,8 @@ def record_adds(manuscript: Manuscript, report: EvidenceReport) -> bool:
         return True
     if record.passed and report.declared_bibs:
         return True
+    if record.passed and record.cites_recorded and any(v.kind == "unknown_cite" for v in report.citations):
+        return True  # a command the compile shows is no citation here (`not_citing`)
     return bool(set(record.cited or ()) - report.cited)
 
 
@@ -355,7 +360,7 @@ class EvidenceGate:
             in_head |= {(_lock_kind(v.kind), v.token) for v in evaluate(head_manuscript, self.config).citations}
             added = [v for v in added if (_lock_kind(v.kind), v.token) not in in_head]
         new.extend(as_added(v) for v in added)
-        new.extend(_engine_additions(context, {v.token for v in new}))
+        new.extend(_engine_additions(context, {v.token for v in new}, candidate.ignored_cites))
         skipped = {"skipped": {"numbers": candidate.numbers_skipped}} if candidate.numbers_skipped else {}
         return GateResult.of(new, "evidence", time.perf_counter() - started, skipped)
 
@@ -363,11 +368,14 @@ class EvidenceGate:
 UNDEFINED = ("undefined_citation", "undefined_reference")
 
 
-def engine_undefined(report: Any) -> list[Violation]:
-    """Return one violation per undefined citation or reference a compile report's last run warned about."""
+def engine_undefined(report: Any, ignored: frozenset[str] = frozenset()) -> list[Violation]:
+    """Return one violation per undefined citation or reference a compile report's last run warned about, but for
+    the citations of `ignored` keys (cited on a `% patchwrite: ignore cite` line: `EvidenceReport.ignored_cites`)."""
     out: list[Violation] = []
     seen: set[tuple[str, str]] = set()
     for m in report.messages:
+        if m.kind == "undefined_citation" and as_read(m.token) in ignored:
+            continue
         if m.kind in UNDEFINED and (m.kind, m.token) not in seen:
             seen.add((m.kind, m.token))
             what = "citation" if m.kind == "undefined_citation" else "reference"
@@ -376,7 +384,7 @@ def engine_undefined(report: Any) -> list[Violation]:
     return out
 
 
-def _engine_additions(context: PatchContext, reported: set[str]) -> list[Violation]:
+def _engine_additions(context: PatchContext, reported: set[str], ignored: frozenset[str]) -> list[Violation]:
     """Return the undefined citations and references the candidate's compile reports and HEAD's does not.
 
     Whatever command cites or refers (a macro the scanner cannot follow), the engine knows. HEAD is compiled only
@@ -386,7 +394,7 @@ def _engine_additions(context: PatchContext, reported: set[str]) -> list[Violati
     if report is None or not report.ok:
         return []
     reported = {as_read(token) for token in reported}
-    found = [v for v in engine_undefined(report) if as_read(v.token) not in reported]
+    found = [v for v in engine_undefined(report, ignored) if as_read(v.token) not in reported]
     if not found:
         return []
     head = _head_compiled(context)

@@ -15,6 +15,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from .. import sandbox, sandboxcmd
+from ..bib import parse_bib_text
 from ..texlog import Recording, log_inputs, parse_fls
 from .rerun import read_log
 
@@ -25,6 +26,7 @@ _CITATION = re.compile(r"^\\citation\{(?P<keys>[^}]*)\}", re.MULTILINE)
 _ABX_CITE = re.compile(r"^\\abx@aux@cite(?:\{[^{}]*\})?\{(?P<key>[^{}]*)\}\s*$", re.MULTILINE)
 _CITEKEY = re.compile(r"<bcf:citekey\b[^>]*>(?P<key>[^<]*)</bcf:citekey>")
 _AUX_INPUT = re.compile(r"\\@input\{(?P<name>[^}]+)\}")
+_BIBCITE = re.compile(r"^\\bibcite\{(?P<key>[^{}]*)\}", re.MULTILINE)
 
 
 def recording(work: Path, job: str) -> Recording:
@@ -120,3 +122,25 @@ def _as_read(key: str) -> str:
     """Return a key as the source spells it: TeX writes a control character to the `.aux` as `^^[` or `^^1b`."""
     key = re.sub(r"\^\^([0-9a-f]{2})", lambda m: chr(int(m.group(1), 16)), key)
     return re.sub(r"\^\^([\x00-\x7f])", lambda m: chr(ord(m.group(1)) ^ 0x40), key)
+
+
+def job_definitions(work: Path, job: str, names: list[str], record: Recording) -> tuple[list[str], list[str], bool]:
+    """Return (the bibliographies of `names` the job wrote itself, the keys the job defined, whether the last run
+    wrote the job's `.aux` or `.bcf`: the record of what it cited).
+
+    A class may turn the document's own text into bibliography entries: REVTeX writes each footnote to
+    `<job>Notes.bib` (`@FOOTNOTE{Note1, ...}`) and names it in `\\bibdata`. Such a file, written by the last run
+    (an OUTPUT of its `.fls`), defines keys; one of that name in the checkout never does (the job overwrote it, and
+    it is not resolved from the checkout). The `\\bibcite`s of the `.aux` files the run wrote define keys too
+    (a class that writes them itself); the caller drops those the run still warned about.
+    """
+    written = set(_in_copy(record.outputs, work))
+    own = [name for name in names if PurePosixPath(os.path.normpath(name)).as_posix() in written]
+    keys: dict[str, None] = {}
+    for name in own:
+        found, _problems, _duplicates = parse_bib_text(work / name, read_log(work / name))
+        keys.update(dict.fromkeys(found))
+    cites_recorded = f"{job}.bcf" in written or f"{job}.aux" in written
+    for name in sorted(n for n in written if n.endswith(".aux")):
+        keys.update((_as_read(m.group("key").strip()), None) for m in _BIBCITE.finditer(read_log(work / name)))
+    return own, [key for key in keys if key], cites_recorded

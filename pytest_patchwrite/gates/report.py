@@ -45,6 +45,10 @@ class CompileReport:
     bibliographies: list[str] = field(default_factory=list)
     typeset: list[str] = field(default_factory=list)  # of `inputs`, the files `\\input` typeset (record.py)
     cited: list[str] = field(default_factory=list)  # the keys the last run cited (its .aux/.bcf; record.py)
+    # keys the job defined itself (a bibliography it wrote, REVTeX's `<job>Notes.bib`; its `\bibcite`s), and
+    # whether the last run wrote the `.aux`/`.bcf` that `cited` comes from (record.job_definitions)
+    defined: list[str] = field(default_factory=list)
+    cites_recorded: bool = False
     start: str = "cold"  # cold, or how a warm start went (see gates.warm.Start)
     cache_rejected: int = 0  # cache entries on disk that did not verify and were ignored (gates.cachetrust)
     messages: list[LogMessage] = field(default_factory=list)

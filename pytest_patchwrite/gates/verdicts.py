@@ -11,7 +11,8 @@ from typing import Any
 from ..tempfiles import write_json
 from . import cachetrust
 
-CACHE_VERSION = "7"  # 6: the repository mirror, one message per error and line, the engine record; 7: cited keys
+CACHE_VERSION = "8"  # 6: the repository mirror, one message per error and line, the engine record; 7: cited keys;
+# 8: the keys the job defined itself
 
 
 def default_cache_dir() -> Path:
