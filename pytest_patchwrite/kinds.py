@@ -301,6 +301,8 @@ ENTRIES: tuple[Kind, ...] = (
         "error",
         "The engine's log still reports an undefined citation after the last run.",
         "Define the key in a bibliography the document loads.",
+        "`% patchwrite: ignore cite` (or `% patchwrite: ignore`) on a line silences the engine's warning for the "
+        "keys cited on that line.",
     ),
     Kind(
         "undefined_reference",
