@@ -65,4 +65,4 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 
 # the compile-gate corpus holds failing manuscripts on purpose, real_world the samples test_real_world checks:
 # inputs, not our own checks
-collect_ignore_glob = ["tex/*", "real_world/*"]
+collect_ignore_glob = ["tex/*", "real_world/*", "bind_papers/*"]
