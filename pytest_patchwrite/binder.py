@@ -1,16 +1,12 @@
-"""The binder: each empirical number of a manuscript tied to the one log entry it reports.
+"""The binder's parts: the numbers of a manuscript where they stand, the log entries that fit them, and the
+decisions made of them.
 
-Candidates are the entries whose value, under a transform the printed form allows, rounds to
-the printed number at its precision: `identity`; `percent` (x100) only when the number is printed
-as a percentage, its column header or caption says percent, or a whole LaTeX column aligns with a
-log column in [0, 1]; `scale:<factor>` from a unit suffix or column header (`(M)`, `ms`). They are
-ranked by how the number's context (sentence words; row label, column header, caption) names the
-entry (key path, column name, row label, file name); table cells that map rows and columns of a
-log consistently bind as a block. A value only single rows of a big log column hold, with nothing in
-the context naming the row, is a coincidence, not a candidate; so is an entry that fits a number of
-one or two significant digits (`0.8`, `0.10`) without its context naming it. What stays unbound may be `derived`
-(a difference, sum, ratio or relative change of numbers bound beside it, or a log column's mean)
-when exactly one formula fits.
+An entry fits an occurrence when its value, under a transform the printed form allows, rounds to the
+printed number at its precision: `identity`; `percent` (x100) only when the number is printed as a
+percentage, its column header or caption says percent, or a whole LaTeX column aligns with a log
+column in [0, 1]; `scale:<factor>` from a unit suffix or column header (`(M)`, `ms`). A fit is no
+binding: `bindplan` binds on evidence (`bindrules`, `bindblocks`, `chance`), `derived` the numbers
+computed from others.
 """
 
 from __future__ import annotations
@@ -18,25 +14,16 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
 from pathlib import Path
 
+from .chance import Chance
 from .latex import Number, Scan
 from .logentries import Entry, LogData, is_structured
 from .numeric import _Query, shift
 from .texcontext import Context, Layout
 
-#: a log column with more values than this binds a single row only when the context names that row
-BIG_COLUMN = 50
-#: scores closer than this are a tie
-TIE = 0.05
-#: a number printed with at most this many significant digits (0.8, 0.10, 50\%) rounds from so many logged
-#: values that a candidate needs its context to name it (at least NAMED, and its own key) to be more than a
-#: coincidence
-FEW_DIGITS = 2
-NAMED = 0.5
 _SPLIT = re.compile(r"[A-Z]+(?![a-z])\d*|[A-Z]?[a-z]+\d*")
 _FACTORS = {"identity": 0, "percent": 2}
 
@@ -77,7 +64,8 @@ def name_words(name: str) -> list[str]:
     return [w.lower() for w in _SPLIT.findall(re.sub(r"\[\d+\]|\[\*\]", " ", name)) if len(w) > 1]
 
 
-def _similar(a: str, b: str) -> float:
+def similar(a: str, b: str) -> float:
+    """Return how alike two name words are (1 equal, 0.9 but a plural, 0.8 one a prefix of the other, else 0)."""
     if a == b:
         return 1.0
     if a.rstrip("s") == b.rstrip("s"):
@@ -95,6 +83,7 @@ class Occurrence:
     number: Number
     context: Context
     anchor: tuple[str, str]
+    optional: bool = False  # a number the policy does not check (an integer under `decimals`): bound on evidence only
 
     @property
     def token(self) -> str:
@@ -112,7 +101,10 @@ class Candidate:
     score: float = 0.0
     tentative: bool = False  # percent on a cell not marked percent: needs its whole column to align
     formula: dict[str, object] | None = None
-    weak: bool = False  # a few-digit number's entry its context does not name: needs its table row to agree
+    by_field: float = 0.0  # how strongly the context names the entry's field (key, column)
+    by_row: float = 0.0  # how strongly it names the entry's row (path, label, file)
+    block: bool = False  # its table maps onto the entry's log table as a block
+    evidence: str = ""  # why it may bind: `name`, `block`, `value` (a chance below the bound), `derived`, `kept`
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -128,6 +120,7 @@ class Bound:
     best: Candidate
     alternatives: list[Candidate] = field(default_factory=list)
     how: str = "unique"  # unique, context, ambiguous, derived, kept
+    evidence: str = ""  # `name`, `block`, `value p=0.3%`, `derived`, `kept`: what the decision rests on
 
 
 @dataclass
@@ -136,7 +129,8 @@ class BindResult:
 
     bound: list[Bound] = field(default_factory=list)
     unattested: list[Occurrence] = field(default_factory=list)
-    coincidental: int = 0  # occurrences whose only value matches were single rows of big log columns
+    coincidental: int = 0  # occurrences some entry fits by value but none by evidence
+    quiet: list[Occurrence] = field(default_factory=list)  # optional numbers without evidence: never reported
 
     def counts(self) -> dict[str, int]:
         """Return how many numbers were bound uniquely, by context, ambiguously, derived, kept, or not at all."""
@@ -231,6 +225,7 @@ class EntryIndex:
         self._floats.sort(key=lambda t: t[0])
         self._keys = [f for f, _ in self._floats]
         self.structured = {log.path: is_structured(log.path) for log in logs}
+        self.chance = Chance(self._keys, sum(log.dropped for log in logs))
 
     def fitting(self, printed: Decimal, power: int) -> list[tuple[Entry, Decimal]]:
         """Return the entries whose value times 10**power rounds to `printed`, with that value."""
@@ -253,6 +248,19 @@ class EntryIndex:
             if value is not None and holds(printed, value):
                 out.append((entry, value))
         return out
+
+    def columns(self, limit: int) -> dict[tuple[str, str], list[Entry]]:
+        """Return the log columns of 2 to `limit` values whose every value is held (a list's `runs[*].acc`, a CSV's
+        column), by (log, column)."""
+        out: dict[tuple[str, str], list[Entry]] = {}
+        for log in self.logs:
+            for e in log.entries:
+                if 2 <= e.rows <= limit and (e.kind == "leaf" and "[*]" in e.column or e.kind == "cell"):
+                    out.setdefault((str(log.path), e.column), []).append(e)
+        return {k: v for k, v in out.items() if len(v) == v[0].rows and not (v[0].kind == "cell" and self._dropped(k))}
+
+    def _dropped(self, key: tuple[str, str]) -> bool:
+        return any(str(log.path) == key[0] and log.dropped for log in self.logs)
 
     def means(self) -> list[Entry]:
         """Return every column mean of the logs."""
@@ -284,64 +292,11 @@ def score(context: Context, entry: Entry) -> float:
     for word, weight in entry_words(entry).items():
         best = 0.0
         for c, cw in context.words.items():
-            s = _similar(c, word)
+            s = similar(c, word)
             if s:
                 best = max(best, s * cw)
         total += weight * best
     return round(total, 4)
-
-
-def _label_named(context: Context, entry: Entry) -> bool:
-    label = name_words(entry.label.replace(" ", "_"))
-    return any(_similar(c, w) for w in label for c in context.words)
-
-
-def _leaf_named(context: Context, entry: Entry) -> bool:
-    """Return whether the context names the entry's own key or column (the metric, not only the run or model)."""
-    leaf = name_words(col_key(entry)) + (name_words(entry.column) if entry.kind == "mean" else [])
-    return any(_similar(c, w) for w in leaf for c in context.words)
-
-
-def candidates(occ: Occurrence, index: EntryIndex) -> tuple[list[Candidate], bool]:
-    """Return the candidates of one occurrence, best first, and whether big-column coincidences were dropped."""
-    found: dict[tuple[str, str, str], Candidate] = {}
-    coincidences = False
-    few = len(occ.number.value.as_tuple().digits) <= FEW_DIGITS and occ.number.value != 0  # 10.0 has three
-    for transform, tentative in transforms(occ):
-        power = factor_of(transform)
-        assert power is not None
-        for entry, value in index.fitting(occ.number.value, power):
-            if entry.rows > BIG_COLUMN and not _label_named(occ.context, entry):
-                coincidences = True
-                continue
-            cand = Candidate(entry, transform, value, score(occ.context, entry), tentative)
-            if few and (cand.score < NAMED or not _leaf_named(occ.context, entry)):
-                if occ.context.cell is None:
-                    coincidences = True
-                    continue
-                cand.weak = True  # a table cell may still be named by the row the other cells bind to
-            found.setdefault(cand.key, cand)
-    return rank(list(found.values())), coincidences
-
-
-def rank(cands: list[Candidate]) -> list[Candidate]:
-    """Return candidates best first: score, then small columns, then the order of the logs."""
-    return sorted(cands, key=lambda c: (-c.score, c.tentative, c.entry.rows, c.entry.kind != "leaf"))
-
-
-def decide(occ: Occurrence, cands: list[Candidate]) -> Bound | None:
-    """Return the binding of one occurrence from its ranked candidates, None when there is none."""
-    cands = [c for c in cands if not c.weak]
-    cands = [c for c in cands if not c.tentative] or cands
-    if not cands:
-        return None
-    if len(cands) == 1:
-        return Bound(occ, cands[0], [], "unique")
-    best, second = cands[0], cands[1]
-    if best.score - second.score >= TIE:
-        return Bound(occ, best, [], "context")
-    ties = [c for c in cands[1:] if best.score - c.score < TIE]
-    return Bound(occ, best, ties[:5], "ambiguous")
 
 
 def col_key(entry: Entry) -> str:
@@ -349,71 +304,3 @@ def col_key(entry: Entry) -> str:
     if entry.kind == "leaf":
         return re.split(r"[.\[]", entry.at.rstrip("]"))[-1].strip('"')
     return entry.column
-
-
-def align_blocks(occs: list[Occurrence], ranked: dict[int, list[Candidate]]) -> None:
-    """Re-score table cells so rows and columns map one log table consistently; settle tentative percent."""
-    tables: dict[tuple[Path, int], list[int]] = {}
-    for i, occ in enumerate(occs):
-        if occ.context.cell is not None and ranked.get(i):
-            tables.setdefault((occ.file, occ.context.cell[0]), []).append(i)
-    for members in tables.values():
-        by_col: dict[int, list[int]] = {}
-        by_row: dict[int, list[int]] = {}
-        for i in members:
-            _, row, column = occs[i].context.cell  # type: ignore[misc]
-            by_col.setdefault(column, []).append(i)
-            by_row.setdefault(row, []).append(i)
-        col_votes = {
-            c: _votes(cells, ranked, lambda x: (str(x.entry.log), col_key(x.entry), x.transform))
-            for c, cells in by_col.items()
-        }
-        row_votes = {r: _votes(cells, ranked, lambda x: (str(x.entry.log), x.entry.row)) for r, cells in by_row.items()}
-        for i in members:
-            _, row, column = occs[i].context.cell  # type: ignore[misc]
-            n_col, n_row = len(by_col[column]), len(by_row[row])
-            kept = []
-            for cand in ranked[i]:
-                votes = col_votes[column][(str(cand.entry.log), col_key(cand.entry), cand.transform)]
-                if cand.tentative and (n_col < 2 or votes < n_col or not 0 <= cand.entry.value <= 1):
-                    continue  # x100 without a percent mark needs the whole column in [0, 1] to align
-                cand.tentative = False
-                others = row_votes[row][(str(cand.entry.log), cand.entry.row)] - 1
-                if cand.weak and n_row > 1 and others >= 1 and not any(not c.weak for c in ranked[i]):
-                    cand.weak = False  # the row's other cells bind to the same log row: it names this one too
-                bonus = 0.6 * votes / n_col if n_col > 1 else 0.0
-                if n_row > 1:
-                    bonus += 0.6 * row_votes[row][(str(cand.entry.log), cand.entry.row)] / n_row
-                cand.score = round(cand.score + bonus, 4)
-                kept.append(cand)
-            ranked[i] = rank(kept)
-
-
-def settle_rows(occs: list[Occurrence], decided: dict[int, Bound], ranked: dict[int, list[Candidate]]) -> None:
-    """Move a table cell to the log row most cells of its LaTeX row bind to, when it fits an entry of that row."""
-    rows: dict[tuple[Path, int, int], list[int]] = {}
-    for i, bound in decided.items():
-        cell = occs[i].context.cell
-        if cell is not None and bound.best.formula is None and bound.how != "kept":
-            rows.setdefault((occs[i].file, cell[0], cell[1]), []).append(i)
-    for members in rows.values():
-        if len(members) < 3:
-            continue
-        keys = Counter((str(decided[i].best.entry.log), decided[i].best.entry.row) for i in members)
-        top, count = keys.most_common(1)[0]
-        if count * 2 <= len(members):
-            continue
-        for i in members:
-            bound = decided[i]
-            if (str(bound.best.entry.log), bound.best.entry.row) == top:
-                continue
-            other = next((c for c in ranked[i] if (str(c.entry.log), c.entry.row) == top and not c.weak), None)
-            if other is not None:
-                decided[i] = Bound(bound.occurrence, other, [], "context")
-
-
-def _votes(cells: list[int], ranked: dict[int, list[Candidate]], key: Callable[[Candidate], object]) -> Counter:
-    votes: Counter = Counter()
-    for i in cells:
-        votes.update({key(c) for c in ranked[i]})
-    return votes

@@ -1,20 +1,48 @@
-"""Derived numbers: a difference, sum, ratio or relative change of numbers bound beside it, or a log column's mean.
+"""Derived numbers: a difference, sum, ratio or relative change of numbers bound beside it, or an aggregate of a log
+column that the text names.
 
-A derived number binds only when exactly one formula over its neighbours (the other bound
-numbers of its sentence, or of its table row or column) or over the logs' column means fits
-it; the formula is recorded with the entries it uses, so the lock recomputes it from the logs.
+A derived number binds only on evidence, never on arithmetic alone: the operands are numbers of its
+sentence or table row (or column) bound on evidence themselves, and its own words name the
+operation (`points`, `improvement`, `relative`, `times`, a `Delta` header); an aggregate (mean,
+median, min, max, std, sum of a log column) binds only when the context names the aggregate
+(`mean`, `on average`, `median`, `in total`) and the column. Exactly one formula must fit; the
+formula is recorded with the entries it uses, so the lock recomputes it from the logs.
 """
 
 from __future__ import annotations
 
+import re
+import statistics
 from collections.abc import Callable
 from decimal import Decimal, DivisionByZero, InvalidOperation, localcontext
 
-from .binder import Bound, Candidate, EntryIndex, Occurrence, apply, holds, transforms
+from .binder import Bound, Candidate, EntryIndex, Occurrence, apply, holds, name_words, similar, transforms
 from .logentries import Entry
 
 OPS = ("difference", "sum", "ratio", "relative_change")
 SYMBOL = {"difference": "-", "sum": "+", "ratio": "/"}
+#: words that name each operation (a number's own words, or its sentence's near ones)
+_CHANGE = """points point pp pts gain gains gained improvement improvements improves improved improving drop drops
+dropped decrease decreases decreased increase increases increased reduction reduces reduced reducing higher lower
+more fewer better worse gap delta difference differences outperforms outperform beats ahead behind exceeds above
+below margin up down boost boosts change changes diff impr""".split()
+OP_WORDS = {
+    "difference": frozenset(_CHANGE),
+    "relative_change": frozenset(_CHANGE + "relative relatively rel faster slower speedup".split()),
+    "ratio": frozenset("times fold ratio speedup faster slower smaller larger compression".split()),
+    "sum": frozenset("total sum combined together altogether".split()),
+}
+#: words that name each aggregate of a log column
+AGGREGATES = {
+    "mean": frozenset("mean means average averages averaged avg mu".split()),
+    "median": frozenset("median medians".split()),
+    "min": frozenset("min minimum lowest smallest worst".split()),
+    "max": frozenset("max maximum highest largest best peak".split()),
+    "std": frozenset("std standard deviation sd stdev spread".split()),
+    "total": frozenset("total sum overall altogether".split()),
+}
+#: a column of at most this many held values may be aggregated with its rows listed as operands
+SMALL_COLUMN = 100
 
 
 def compute(op: str, a: Decimal, b: Decimal, power: int = 0) -> Decimal | None:
@@ -42,6 +70,27 @@ def rounded(value: Decimal, places: int) -> Decimal:
         return value.quantize(Decimal((0, (1,), places)))
 
 
+def aggregate(op: str, values: list[Decimal]) -> Decimal | None:
+    """Return an aggregate of a column's values (`mean`, `median`, `min`, `max`, `std`: the sample's, `total`)."""
+    if not values:
+        return None
+    with localcontext() as ctx:
+        ctx.prec = 28
+        if op == "mean":
+            return sum(values, Decimal(0)) / len(values)
+        if op == "median":
+            return statistics.median(values)
+        if op == "min":
+            return min(values)
+        if op == "max":
+            return max(values)
+        if op == "total":
+            return sum(values, Decimal(0))
+        if op == "std" and len(values) >= 2:
+            return statistics.stdev(values)
+    return None
+
+
 def formula_values(formula: dict[str, object], lookup: Callable[[str, str, str], Decimal | None]) -> list[Decimal]:
     """Return the values a formula takes over current entries: from the raw entries and from them as printed.
 
@@ -56,8 +105,11 @@ def formula_values(formula: dict[str, object], lookup: Callable[[str, str, str],
             return []
         values.append((value, operand.get("places")))
     op = str(formula.get("op"))
-    if op == "mean":
-        return [values[0][0]] if values else []
+    if op == "mean" and len(values) == 1:
+        return [values[0][0]]  # a column mean the log's reader computed: `mean(column acc)`
+    if op in AGGREGATES:
+        result = aggregate(op, [v for v, _ in values])
+        return [] if result is None else [result]
     if len(values) != 2:
         return []
     power = int(formula.get("power", 0) or 0)  # type: ignore[call-overload]
@@ -71,13 +123,15 @@ def formula_values(formula: dict[str, object], lookup: Callable[[str, str, str],
 
 
 def describe(formula: dict[str, object]) -> str:
-    """Return a formula as people read it: `ours.acc - baseline.acc`, `mean(column acc)`."""
+    """Return a formula as people read it: `ours.acc - baseline.acc`, `mean(column acc)`, `median(runs[*].acc)`."""
     operands = formula.get("operands") or []
     assert isinstance(operands, list)
     names = [str(o["at"]) for o in operands]
     op = str(formula.get("op"))
-    if op == "mean":
-        return names[0] if names else "mean"
+    if op == "mean" and len(names) == 1:
+        return names[0]
+    if op in AGGREGATES:
+        return f"{op}({formula.get('column', ', '.join(names))})"
     if op == "relative_change" and len(names) == 2:
         scaled = " * 100" if formula.get("power") == 2 else ""
         return f"({names[0]} - {names[1]}) / {names[1]}{scaled}"
@@ -90,45 +144,83 @@ def _operand(bound: Bound) -> dict[str, object]:
             "places": places if isinstance(places, int) else None}  # fmt: skip
 
 
+def _names(occ: Occurrence, words: frozenset[str]) -> bool:
+    """Return whether a number's own or nearby words name one of `words`."""
+    near = set(occ.context.near) | {w for w, weight in occ.context.words.items() if weight >= 0.3}
+    return bool(near & words)
+
+
+def _column_named(occ: Occurrence, column: str) -> bool:
+    last = re.split(r"[.\[]", column.replace("[*]", "").replace("column ", ""))
+    names = [w for part in last[-1:] for w in name_words(part)]
+    return any(similar(c, n) for n in names for c in occ.context.words)
+
+
 def derive(occ: Occurrence, neighbours: list[Bound], index: EntryIndex) -> Candidate | None:
-    """Return the one derived candidate that fits an occurrence, None when none or several do."""
+    """Return the one derived candidate that fits an occurrence on evidence, None when none or several do."""
     printed = occ.number.value
-    if len(printed.as_tuple().digits) <= 2:
+    if len(printed.as_tuple().digits) <= 2 and not occ.context.percent:
         return None  # a formula fits a one- or two-digit number by chance too often
     found: dict[tuple[object, ...], Candidate] = {}
-    usable = [b for b in neighbours if b.how != "ambiguous" and b.best.formula is None and b.occurrence is not occ]
+    usable = [b for b in neighbours if b.how not in ("ambiguous", "derived") and b.best.formula is None
+              and b.occurrence is not occ and b.evidence]  # fmt: skip
     powers = [0, 2] if occ.context.percent else [0]
-    for i, a in enumerate(usable):
-        for j, b in enumerate(usable):
-            if i == j or a.best.key == b.best.key:
-                continue
-            for op in OPS:
-                if op == "sum" and j < i:
+    for op in OPS:
+        if not _names(occ, OP_WORDS[op]):
+            continue
+        for i, a in enumerate(usable):
+            for j, b in enumerate(usable):
+                if i == j or a.best.key == b.best.key or (op == "sum" and j < i):
                     continue
-                for power in powers if op == "relative_change" else [0]:
-                    pa, pb = _operand(a), _operand(b)
-                    results = [compute(op, a.best.value, b.best.value, power)]
-                    if isinstance(pa["places"], int) and isinstance(pb["places"], int):
-                        results.append(compute(op, rounded(a.best.value, pa["places"]),
-                                               rounded(b.best.value, pb["places"]), power))  # fmt: skip
-                    hit = next((r for r in results if r is not None and r != 0 and holds(printed, r)), None)
+                for power in powers if op in ("relative_change", "ratio") else [0]:
+                    hit = _fits(op, a, b, power, printed)
                     if hit is None:
                         continue
-                    formula: dict[str, object] = {"op": op, "operands": [pa, pb]}
-                    if op == "relative_change":
+                    formula: dict[str, object] = {"op": op, "operands": [_operand(a), _operand(b)]}
+                    if power:
                         formula["power"] = power
-                    key = (op, a.best.key, b.best.key)
-                    found.setdefault(key, _derived(a.best.entry, hit, formula))
-    for mean in index.means():
-        for transform, tentative in transforms(occ):
-            if tentative:
-                continue
-            value = apply(transform, Decimal(mean.raw))
-            if value is not None and holds(printed, value):
-                formula = {"op": "mean", "operands": [{"log": mean.log, "at": mean.at, "transform": transform}]}
-                found.setdefault(("mean", str(mean.log), mean.at, transform), _derived(mean, value, formula))
+                    found.setdefault((op, a.best.key, b.best.key), _derived(a.best.entry, hit, formula))
+    for op, words in AGGREGATES.items():
+        if _names(occ, words):
+            for key, candidate in _aggregates(occ, op, index):
+                found.setdefault(key, candidate)
     return next(iter(found.values())) if len(found) == 1 else None
 
 
+def _fits(op: str, a: Bound, b: Bound, power: int, printed: Decimal) -> Decimal | None:
+    pa, pb = _operand(a), _operand(b)
+    results = [compute(op, a.best.value, b.best.value, power)]
+    if isinstance(pa["places"], int) and isinstance(pb["places"], int):
+        results.append(compute(op, rounded(a.best.value, pa["places"]), rounded(b.best.value, pb["places"]), power))
+    return next((r for r in results if r is not None and r != 0 and holds(printed, r)), None)
+
+
+def _aggregates(occ: Occurrence, op: str, index: EntryIndex) -> list[tuple[tuple[object, ...], Candidate]]:
+    """Return the aggregates `op` of the logs' columns that fit a number whose context names the column."""
+    out: list[tuple[tuple[object, ...], Candidate]] = []
+    printed = occ.number.value
+    formula: dict[str, object]
+    if op == "mean":
+        for mean in index.means():
+            if not _column_named(occ, mean.column):
+                continue
+            for transform, tentative in transforms(occ):
+                value = None if tentative else apply(transform, Decimal(mean.raw))
+                if value is not None and holds(printed, value):
+                    formula = {"op": "mean", "operands": [{"log": mean.log, "at": mean.at, "transform": transform}]}
+                    out.append((("mean", str(mean.log), mean.at, transform), _derived(mean, value, formula)))
+    for column, entries in index.columns(SMALL_COLUMN).items() if op != "mean" else ():
+        if not _column_named(occ, column[1]):
+            continue
+        result = aggregate(op, [e.value for e in entries])
+        for transform, tentative in transforms(occ):
+            value = None if tentative or result is None else apply(transform, result)
+            if value is not None and holds(printed, value):
+                operands = [{"log": e.log, "at": e.at, "transform": transform} for e in entries]
+                formula = {"op": op, "column": column[1], "operands": operands}
+                out.append(((op, *column, transform), _derived(entries[0], value, formula)))
+    return out
+
+
 def _derived(entry: Entry, value: Decimal, formula: dict[str, object]) -> Candidate:
-    return Candidate(entry, "derived", value, 0.0, False, formula)
+    return Candidate(entry, "derived", value, 0.0, False, formula, evidence="derived")

@@ -41,6 +41,22 @@ STOPWORDS = frozenset(
 )
 
 
+#: a model size or configuration named in text or in a log's path (`7B`, `1.5b`, `125M`, `Qwen2.5-32B`)
+CONFIG = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)[-_]?([bBmM])(?![A-Za-z])")
+_PLAIN_NUMBER = re.compile(r"(?<![\w.\\])\d[\d.,]*(?![\w])")
+NEAR = 4  # own words each side of a prose number
+
+
+def configs_of(text: str, skip: tuple[int, int] | None = None) -> frozenset[str]:
+    """Return the model sizes a text names, lower case without separators (`7B` -> `7b`), outside `skip`."""
+    found = set()
+    for m in CONFIG.finditer(text):
+        if skip is not None and m.start() < skip[1] and skip[0] < m.end():
+            continue
+        found.add(f"{m.group(1)}{m.group(2).lower()}")
+    return frozenset(found)
+
+
 _GREEK = re.compile(r"\\(?:var)?(alpha|beta|gamma|delta|epsilon|eta|theta|kappa|lambda|mu|nu|rho|sigma|tau|phi|omega)"
                     r"(?![A-Za-z])")  # fmt: skip
 
@@ -76,6 +92,13 @@ class Context:
     scales: tuple[str, ...]  # unit scales its suffix or header suggests
     group: str  # sentence or table id: numbers of one group may derive from each other
     cell: tuple[int, int, int] | None = None  # (table, row, column) for a table cell
+    # evidence the binder weighs: the words that are this number's own (prose: those between it and the
+    # numbers beside it, a few each side; a cell: its row label and column header), the model sizes or
+    # configurations the context names (`7b`, `32b`), and whether the cell is a setting axis (a numeric
+    # first column)
+    near: tuple[str, ...] = ()
+    configs: frozenset[str] = frozenset()
+    axis: bool = False
 
 
 class Layout:
@@ -129,7 +152,13 @@ class Layout:
             scales = tuple(s for m in _SCALE.finditer(header) for s in _UNITS.get(m.group("unit"), ()))
             if re.search(r"[(\[]\s*\\?%\s*[)\]]", header):
                 percent = True
-            return Context(words, percent, scales, f"table{k}", (k, row, column))
+            label = table.labels.get(row, "")
+            near = tuple(dict.fromkeys(words_of(header) + words_of(label)))
+            own = (number.start, number.end)
+            configs = configs_of(label) or configs_of(header) or configs_of(table.caption)
+            configs = configs or configs_of(others, own)
+            axis = column == 0 and not words_of(label)
+            return Context(words, percent, scales, f"table{k}", (k, row, column), near, configs, axis)
         s = bisect.bisect_right(self._bounds, number.start) - 1
         start, end = self._bounds[s], self._bounds[min(s + 1, len(self._bounds) - 1)]
         weights: dict[str, float] = {}
@@ -143,7 +172,22 @@ class Layout:
             weights[word] = max(weights.get(word, 0.0), weight)
         suffix = _SUFFIX.match(self.masked, number.end)
         scales = _UNITS.get(suffix.group("unit"), ()) if suffix else ()
-        return Context(weights, number.percent, scales, f"sentence{s}")
+        near, configs = self._own(number, start, end)
+        return Context(weights, number.percent, scales, f"sentence{s}", None, near, configs)
+
+    def _own(self, number: Number, start: int, end: int) -> tuple[tuple[str, ...], frozenset[str]]:
+        """Return a prose number's own words (up to the numbers beside it) and the sizes its sentence names."""
+        others = [m for m in _PLAIN_NUMBER.finditer(self.masked, start, end)
+                  if m.end() <= number.start or m.start() >= number.end]  # fmt: skip
+        left = max((m.end() for m in others if m.end() <= number.start), default=start)
+        right = min((m.start() for m in others if m.start() >= number.end), default=end)
+        before = words_of(self.masked[left : number.start])[-NEAR:]
+        after = words_of(self.masked[number.end : right])[:NEAR]
+        sentence = self.masked[start:end]
+        own = (number.start - start, number.end - start)
+        near_configs = configs_of(self.masked[left:right], (number.start - left, number.end - left))
+        configs = near_configs or configs_of(sentence, own)
+        return tuple(dict.fromkeys(before + after)), configs if len(configs) == 1 or near_configs else frozenset()
 
 
 def _tables(masked: str) -> list[Table]:

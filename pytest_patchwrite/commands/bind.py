@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import shown
-from ..binder import EntryIndex, candidates
+from ..binder import EntryIndex
+from ..bindplan import Rules, candidates
 from ..errors import InputError
 from ..gates.binding import BindOutcome, bind_root, write_bindings
 from ..gates.evidence import EvidenceConfig
@@ -154,7 +155,8 @@ def suggest(root: Path, as_json: bool = False, trusted: bool = False) -> int:
         except InputError:
             continue  # not a log we can read: not a suggestion either
         index = EntryIndex([data])
-        attested = sum(1 for occ in occs if candidates(occ, index)[0])
+        rules = Rules.of([data])
+        attested = sum(1 for occ in occs if candidates(occ, index, rules)[0])
         if attested:
             rows.append((attested, path))
     rows.sort(key=lambda r: (-r[0], str(r[1])))

@@ -21,21 +21,18 @@ from ..binder import (
     Candidate,
     EntryIndex,
     Occurrence,
-    align_blocks,
     apply,
-    candidates,
-    decide,
     holds,
     occurrences,
     prefilter,
     prints_as,
-    settle_rows,
 )
+from ..bindplan import bind_fresh
 
 if TYPE_CHECKING:
     from .evidence import EvidenceConfig
 from ..bindfile import FileBinding, default_path, dumps, match, parse, to_json
-from ..derived import derive, describe, formula_values
+from ..derived import describe, formula_values
 from ..errors import InputError
 from ..explog import resolve_logs
 from ..inputs import decode, read_held
@@ -139,7 +136,7 @@ def reconcile(
             binding = existing[pairs[i]]
             values = binding_values(binding, datas)
             if any(holds(occ.number.value, v) for v in values):
-                decided[i] = Bound(occ, _candidate(binding, datas, values), _alternatives(binding), "kept")
+                decided[i] = Bound(occ, _candidate(binding, datas, values), _alternatives(binding), "kept", "kept")
                 ranked[i] = [decided[i].best]
                 continue
             data = datas.get(binding.log.resolve())
@@ -147,36 +144,17 @@ def reconcile(
             out.mismatched.append((occ, binding, values, entry.raw if entry is not None else None))
         else:
             out.fresh.add(id(occ))
-        ranked[i], dropped = candidates(occ, index)
-        out.result.coincidental += dropped and not ranked[i]
-    align_blocks(occs, ranked)
-    for i, occ in enumerate(occs):
-        if i not in decided and (bound := decide(occ, ranked[i])) is not None:
-            decided[i] = bound
-    settle_rows(occs, decided, ranked)
-    for i, occ in enumerate(occs):
-        if i in decided:
-            continue
-        neighbours = [b for j, b in decided.items() if _near(occs[j], occ)]
-        derived = derive(occ, neighbours, index)
-        if derived is not None:
-            decided[i] = Bound(occ, derived, [], "derived")
+    out.result.coincidental = bind_fresh(occs, index, list(datas.values()), decided, ranked)
     for i, occ in enumerate(occs):
         if i in decided:
             out.result.bound.append(decided[i])
+        elif occ.optional:
+            out.result.quiet.append(occ)  # a number the policy does not check, without evidence: not reported
         else:
             out.result.unattested.append(occ)
     matched = set(pairs.values())
     out.stale = [b for j, b in enumerate(existing) if j not in matched]
     return out
-
-
-def _near(a: Occurrence, b: Occurrence) -> bool:
-    if a.file != b.file or a.context.group != b.context.group:
-        return False
-    if a.context.cell is None or b.context.cell is None:
-        return True
-    return a.context.cell[1] == b.context.cell[1] or a.context.cell[2] == b.context.cell[2]
 
 
 def _candidate(binding: FileBinding, datas: dict[Path, LogData], values: list[Decimal]) -> Candidate:

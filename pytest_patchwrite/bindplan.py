@@ -1,0 +1,187 @@
+"""Deciding each number's binding on evidence: bound, ambiguous with distinct alternatives, or unbound.
+
+For every number the candidates are the entries that fit its printed value, less those counter-
+evidence rules out (`bindrules`). A candidate has evidence when the context names it (its field
+and its row; or its field, when a value of that field's column matches by chance below
+`chance.BOUND`; or its row, when a value of that record does), when its table maps onto the
+entry's log table as a block (`bindblocks`), or, the only candidate left, when any logged value
+matches a number of that printed form by chance below the bound. With no evidence the number stays
+unbound; with several candidates of equal evidence it is `ambiguous`, never a pick. A summary entry
+wins over per-seed rows unless the number's words name the seed. What stays unbound may be derived
+(`derived`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .bindblocks import align_blocks, settle_rows
+from .binder import Bound, Candidate, EntryIndex, Occurrence, col_key, factor_of, score, transforms
+from .bindrules import (
+    NAMES,
+    Tables,
+    counter_evidence,
+    entry_configs,
+    field_words,
+    monotone_columns,
+    names_seed,
+    naming,
+    per_seed,
+    row_words,
+    setting_words,
+)
+from .chance import BOUND, column
+from .derived import derive
+from .logentries import LogData
+
+#: evidence strengths closer than this are a tie
+TIE = 0.05
+#: what block evidence adds to a candidate's strength
+BLOCK = 0.6
+
+
+@dataclass
+class Rules:
+    """What the logs say once for every number: the log tables and their identifier columns."""
+
+    tables: Tables
+    monotone: set[tuple[str, str]]
+
+    @classmethod
+    def of(cls, datas: list[LogData]) -> Rules:
+        """Return the rules' view of the logs."""
+        return cls(Tables(datas), monotone_columns(datas))
+
+
+def candidates(occ: Occurrence, index: EntryIndex, rules: Rules) -> tuple[list[Candidate], bool]:
+    """Return the candidates of one occurrence that no counter-evidence rules out, best named first, and whether any
+    entry fitted its value at all."""
+    found: dict[tuple[str, str, str], Candidate] = {}
+    fitted = False
+    for transform, tentative in transforms(occ):
+        power = factor_of(transform)
+        assert power is not None
+        for entry, value in index.fitting(occ.number.value, power):
+            fitted = True
+            if counter_evidence(occ, entry, rules.monotone) or rules.tables.wrong_place(occ, entry):
+                continue
+            cand = Candidate(entry, transform, value, score(occ.context, entry), tentative)
+            cand.by_field = naming(occ.context.words, field_words(entry))
+            cand.by_row = naming(occ.context.words, row_words(entry))
+            if occ.context.configs and occ.context.configs & entry_configs(entry):
+                cand.by_row = max(cand.by_row, 1.0)  # the model size the context names is the entry's
+            found.setdefault(cand.key, cand)
+    return rank(list(found.values())), fitted
+
+
+def rank(cands: list[Candidate]) -> list[Candidate]:
+    """Return candidates best first: evidence strength, then small columns, then the order of the logs."""
+    return sorted(cands, key=lambda c: (-strength(c), c.tentative, c.entry.rows, c.entry.kind != "leaf"))
+
+
+def strength(cand: Candidate) -> float:
+    """Return how strongly the context and the table's block speak for a candidate."""
+    return round(cand.by_field + cand.by_row + (BLOCK if cand.block else 0.0), 4)
+
+
+def _column_rows(cand: Candidate, rules: Rules) -> int:
+    log = str(cand.entry.log)
+    if cand.entry.kind == "line":
+        return len(rules.tables.lines.get((log, cand.entry.column), ())) + rules.tables.dropped.get(log, 0) or 1
+    if cand.entry.kind == "leaf":  # `ours.f1` and `baseline.f1` are one field of two records
+        return max(len(rules.tables.fields.get((log, col_key(cand.entry)), ())), cand.entry.rows, 1)
+    return max(cand.entry.rows, 1)
+
+
+def evidence(occ: Occurrence, cand: Candidate, rules: Rules) -> str:
+    """Return what a candidate's binding would rest on (`name`, `block`), '' when on nothing but its value."""
+    printed = occ.number.value
+    named_field, named_row = cand.by_field >= NAMES, cand.by_row >= NAMES
+    if occ.context.axis:  # a setting axis binds only to the field its header names
+        return "name" if named_field else ""
+    if named_field and named_row:
+        return "name"
+    if named_field and column(printed, _column_rows(cand, rules)) < BOUND:
+        return "name"
+    record = len(rules.tables.by_row.get((str(cand.entry.log), cand.entry.row), ())) or 1
+    if named_row and cand.entry.kind != "line" and column(printed, record) < BOUND:
+        return "name"
+    if cand.block:
+        return "block"
+    return ""
+
+
+def _distinct(cands: list[Candidate]) -> list[Candidate]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for c in cands:
+        if (str(c.entry.log), c.entry.at) not in seen:
+            seen.add((str(c.entry.log), c.entry.at))
+            out.append(c)
+    return out
+
+
+def decide(occ: Occurrence, cands: list[Candidate], index: EntryIndex, rules: Rules) -> Bound | None:
+    """Return the binding of one occurrence from its candidates, None when nothing but a likely chance supports one."""
+    cands = [c for c in cands if not c.tentative]  # x100 on an unmarked cell that its column did not confirm
+    for c in cands:
+        c.evidence = evidence(occ, c, rules)
+    backed = [c for c in cands if c.evidence]
+    if backed and not names_seed(occ.context) and any(not per_seed(c.entry) for c in backed):
+        backed = [c for c in backed if not per_seed(c.entry)]  # the summary wins over one seed's row
+    elif backed and names_seed(occ.context) and any(per_seed(c.entry) for c in backed):
+        backed = [c for c in backed if per_seed(c.entry)]
+    if not backed:
+        return _by_value(occ, cands, index)
+    backed = _distinct(rank(backed))
+    best = backed[0]
+    ties = [c for c in backed[1:] if strength(best) - strength(c) < TIE]
+    if ties:
+        return Bound(occ, best, ties[:5], "ambiguous", best.evidence)
+    return Bound(occ, best, [], "context", best.evidence)
+
+
+def _by_value(occ: Occurrence, cands: list[Candidate], index: EntryIndex) -> Bound | None:
+    """Return the one candidate bound on its value alone, when a chance match of any logged value is unlikely."""
+    if len(cands) != 1 or occ.optional or occ.context.axis or setting_words(occ.context):
+        return None
+    powers = [power for t, _ in transforms(occ) if (power := factor_of(t)) is not None]
+    chance = index.chance.of(occ.number.value, powers)
+    if chance >= BOUND:
+        return None
+    cands[0].evidence = "value"
+    return Bound(occ, cands[0], [], "unique", f"value p={chance:.2%}")
+
+
+def bind_fresh(
+    occs: list[Occurrence], index: EntryIndex, datas: list[LogData], decided: dict[int, Bound],
+    ranked: dict[int, list[Candidate]],
+) -> int:  # fmt: skip
+    """Decide every occurrence `decided` does not hold yet (in place), with the derived ones last; return how many
+    fitted some entry by value but had no evidence for any (coincidences avoided)."""
+    rules = Rules.of(datas)
+    fitted: dict[int, bool] = {}
+    for i, occ in enumerate(occs):
+        if i not in decided:
+            ranked[i], fitted[i] = candidates(occ, index, rules)
+    align_blocks(occs, ranked)
+    for i, occ in enumerate(occs):
+        if i not in decided and (bound := decide(occ, ranked[i], index, rules)) is not None:
+            decided[i] = bound
+    settle_rows(occs, decided, ranked)
+    for i, occ in enumerate(occs):
+        if i in decided:
+            continue
+        neighbours = [b for j, b in decided.items() if _near(occs[j], occ)]
+        found = derive(occ, neighbours, index)
+        if found is not None:
+            decided[i] = Bound(occ, found, [], "derived", "derived")
+    return sum(1 for i, f in fitted.items() if f and i not in decided)
+
+
+def _near(a: Occurrence, b: Occurrence) -> bool:
+    if a.file != b.file or a.context.group != b.context.group:
+        return False
+    if a.context.cell is None or b.context.cell is None:
+        return True
+    return a.context.cell[1] == b.context.cell[1] or a.context.cell[2] == b.context.cell[2]
