@@ -37,6 +37,8 @@ SETTINGS = frozenset(
     gamma epsilon eps tau bandwidth budget penalty margin clip clipping horizon window kl learning rate schedule
     weight weighting regularization smoothing cutoff""".split()
 )
+#: words that say a number summarizes a column (a row of it is then not what the text reports)
+_AVERAGED = frozenset("mean average averages averaged avg median std deviation total sum".split())
 _ROW_PARTS = re.compile(r"\[\d+\]|\[\*\]|\"")
 
 
@@ -47,7 +49,7 @@ def field_words(entry: Entry) -> list[str]:
     return name_words(col_key(entry))
 
 
-def row_words(entry: Entry) -> list[str]:
+def row_words(entry: Entry, with_file: bool = True) -> list[str]:
     """Return the words of an entry's row: the key path above its field, the record's label, the file's name."""
     words: list[str] = []
     if entry.kind == "leaf":
@@ -55,7 +57,8 @@ def row_words(entry: Entry) -> list[str]:
         for part in parts:
             words.extend(name_words(part))
     words.extend(name_words(entry.label.replace(" ", "_")))
-    words.extend(name_words(PurePath(entry.log).stem))
+    if with_file:
+        words.extend(name_words(PurePath(entry.log).stem))
     return list(dict.fromkeys(w for w in words if w not in field_words(entry)))
 
 
@@ -120,6 +123,12 @@ def counter_evidence(occ: Occurrence, entry: Entry, monotone: set[tuple[str, str
     mine, theirs = occ.context.configs, entry_configs(entry)
     if mine and theirs and not mine & theirs:
         return "configuration"
+    if (
+        entry.rows > 1
+        and _AVERAGED & set(occ.context.near)
+        and not _AVERAGED & set(field_words(entry) + row_words(entry))
+    ):
+        return "aggregate"  # the text reports a mean or median of the column, not one of its rows
     settings = setting_words(occ.context)
     if settings and not naming({w: 1.0 for w in settings}, field_words(entry) + row_words(entry), 1.0):
         return "setting"
@@ -148,18 +157,28 @@ class Tables:
     def wrong_place(self, occ: Occurrence, entry: Entry) -> str | None:
         """Return `row` or `field` when the number's own words name another row (field) of the entry's table better
         than the entry's own, None otherwise."""
-        near = {w: 1.0 for w in occ.context.near}
-        if not near:
+        near = set(occ.context.near)
+        if not near or occ.context.cell is None:  # a prose number's own words may be its neighbour's too
             return None
-        own_row = naming(near, row_words(entry))
-        for other in self.by_column.get((str(entry.log), entry.column), ()):
-            if other.row != entry.row and naming(near, row_words(other)) >= max(NAMES, own_row + 0.15):
+        own_row = coverage(near, row_words(entry, False))
+        table = self.fields if entry.kind == "leaf" else self.by_column  # `a.score` and `b.score`: one field
+        key = col_key(entry) if entry.kind == "leaf" else entry.column
+        for other in table.get((str(entry.log), key), ()):
+            if other.row != entry.row and coverage(near, row_words(other, False)) >= max(0.5, own_row + 0.25):
                 return "row"
-        own_field = naming(near, field_words(entry))
+        own_field = coverage(near, field_words(entry))
         for other in self.by_row.get((str(entry.log), entry.row), ()):
-            if other.column != entry.column and naming(near, field_words(other)) >= max(NAMES, own_field + 0.15):
+            if other.column != entry.column and coverage(near, field_words(other)) >= max(0.5, own_field + 0.25):
                 return "field"
         return None
+
+
+def coverage(near: set[str], names: list[str]) -> float:
+    """Return the share of a name's specific words that `near` names (`late heavy` of `middle-heavy`: 0.5)."""
+    specific = [n for n in names if n not in GENERIC] or names
+    if not specific:
+        return 0.0
+    return sum(max((similar(w, n) for w in near), default=0.0) for n in specific) / len(specific)
 
 
 def per_seed(entry: Entry) -> bool:

@@ -160,7 +160,7 @@ def _parse(
                 pieces = _tapped(pieces, lambda piece: _add(tokens, text_tokens(piece), keep))
             records = iter(())
         if want is not None:
-            sieve = entries if streamed or path.suffix.lower() in (".csv", ".tsv", ".tab") else None
+            sieve = entries if streamed else None  # a held CSV keeps every cell: the binder compares rows
             out.data = line_entries(path, pieces, sieve, want, records if path.suffix.lower() == ".jsonl" else None)
             out.data_sieve = sieve
         for _ in records if path.suffix.lower() == ".jsonl" else pieces:

@@ -37,7 +37,7 @@ STOPWORDS = frozenset(
     it its than then over under into per vs via which while also both each all any more most less only not
     compared table tab fig figure section results result shows show shown reports report reported using used
     lr rl lcc ccc toprule midrule bottomrule hline cline cmidrule textbf textit emph bf it multicolumn multirow
-    centering footnotesize small scriptsize tiny large pm mathbf mathrm""".split()
+    centering footnotesize small scriptsize tiny large pm mathbf mathrm document""".split()
 )
 
 
@@ -139,12 +139,15 @@ class Layout:
         found = self.cell_of(number.start)
         if found is not None:
             k, table, (_, _, row, column, _) = found
+            first = next((c[4] for c in table.cells if c[2] == row and c[3] == 0), "")
+            axis_row = bool(_CELL_NUMBER.search(first)) and not words_of(re.sub(r"\\[A-Za-z@]+", " ", first))
+            label = "" if axis_row else table.labels.get(row, "")  # a row led by a number (a setting) has no label
             words: dict[str, float] = {}
             others = " ".join(
                 c[4] for c in table.cells if c[2] == row and c[3] != column and not _NUMERIC_CELL.search(c[4])
             )  # the row's other words (a claim, a setting) name it too, less than its label
             for text, weight in ((table.caption, 0.5), (others, 0.5), (table.headers.get(column, ""), 1.0),
-                                 (table.labels.get(row, ""), 1.0)):  # fmt: skip
+                                 (label, 1.0)):  # fmt: skip
                 for w in words_of(text):
                     words[w] = max(words.get(w, 0.0), weight)
             header = table.headers.get(column, "")
@@ -152,12 +155,9 @@ class Layout:
             scales = tuple(s for m in _SCALE.finditer(header) for s in _UNITS.get(m.group("unit"), ()))
             if re.search(r"[(\[]\s*\\?%\s*[)\]]", header):
                 percent = True
-            label = table.labels.get(row, "")
             near = tuple(dict.fromkeys(words_of(header) + words_of(label)))
-            own = (number.start, number.end)
-            configs = configs_of(label) or configs_of(header) or configs_of(table.caption)
-            configs = configs or configs_of(others, own)
-            axis = column == 0 and not words_of(label)
+            configs = configs_of(label) or configs_of(header) or configs_of(table.caption) or configs_of(others)
+            axis = axis_row and column == 0
             return Context(words, percent, scales, f"table{k}", (k, row, column), near, configs, axis)
         s = bisect.bisect_right(self._bounds, number.start) - 1
         start, end = self._bounds[s], self._bounds[min(s + 1, len(self._bounds) - 1)]
@@ -167,8 +167,9 @@ class Layout:
         for pos, word in tokens:
             if word in STOPWORDS:
                 continue
-            between = len(_WORD.findall(self.masked, min(pos, number.start), max(pos, number.start)))
-            weight = 1.0 / (1.0 + between / 3.0)
+            between = sum(1 for w in _WORD.findall(self.masked, min(pos, number.start), max(pos, number.start))
+                          if w.lower() not in STOPWORDS)  # fmt: skip
+            weight = 1.0 / (1.0 + between / 4.0)
             weights[word] = max(weights.get(word, 0.0), weight)
         suffix = _SUFFIX.match(self.masked, number.end)
         scales = _UNITS.get(suffix.group("unit"), ()) if suffix else ()
