@@ -17,15 +17,17 @@ from .logread import load_entries
 from .model import WARNING, Violation
 
 
-def _name(log: Path, at: str, base: Path) -> str:
+def _name(log: Path | None, at: str | None, base: Path) -> str:
+    if log is None:
+        return "typed by hand"
     return f"{Path(os.path.relpath(log, base)).as_posix()} {at}"
 
 
 def binding_changes(old: list[FileBinding], new: list[FileBinding], base: Path) -> list[Violation]:
     """Return one warning per binding the change added, dropped or pointed at another entry."""
 
-    def key(b: FileBinding) -> tuple[str, str, str]:
-        return str(b.file.resolve()), b.before, b.after
+    def key(b: FileBinding) -> tuple[str, tuple[tuple[str, str], ...]]:
+        return str(b.file.resolve()), tuple(sorted(b.anchor.items()))
 
     before = {key(b): b for b in old}
     after = {key(b): b for b in new}
@@ -34,7 +36,12 @@ def binding_changes(old: list[FileBinding], new: list[FileBinding], base: Path) 
         was = before.get(k)
         if was is None:
             message = f"binding added: {_name(b.log, b.at, base)} ({b.transform})"
-        elif (was.log.resolve(), was.at, was.transform) != (b.log.resolve(), b.at, b.transform):
+        elif (was.log, was.at, was.transform, was.value if was.manual else None) != (
+            b.log,
+            b.at,
+            b.transform,
+            b.value if b.manual else None,
+        ):
             message = f"binding changed: {_name(was.log, was.at, base)} -> {_name(b.log, b.at, base)} ({b.transform})"
         else:
             continue
@@ -83,7 +90,7 @@ def log_changes(
             continue
         moved = False
         for b in bindings:
-            if b.log.resolve() != log.resolve():
+            if b.log is None or b.at is None or b.log.resolve() != log.resolve():
                 continue
             was, now = old_entries.get(b.at), new_entries.get(b.at)
             if was != now:

@@ -1,5 +1,8 @@
 """`pytest --patchwrite-bind`: rewrite the bindings file of every root manuscript the run would collect.
 
+It is `patchwrite bind --update`: the paper and logs as they stand are accepted, and each change is listed
+in the terminal summary.
+
 The controller binds once before any worker starts (under xdist the workers never write), as
 syrupy's `--snapshot-update` rewrites snapshots only when asked; nothing else writes the file.
 """
@@ -49,15 +52,20 @@ def bind_session(config: pytest.Config) -> None:
     lines: list[str] = []
     for root in _roots(config):
         try:
-            outcome = bind_root(root, evidence)
+            outcome = bind_root(root, evidence, update=True)
         except PatchwriteError as exc:
             if "declares no experimental log" in str(exc):
                 continue
             raise pytest.UsageError(f"--patchwrite-bind: {exc}") from None
         if outcome.changed:
             write_bindings(outcome.path, outcome.new_text)
-        counts = outcome.reconciled.result.counts()
+        ledger = outcome.ledger
+        assert ledger is not None
         verb = "written" if outcome.changed else "unchanged"
-        lines.append(f"{outcome.path.name}: {verb} ({counts['bound']} bound, {counts['ambiguous']} ambiguous, "
-                     f"{counts['unattested']} unattested)")  # fmt: skip
+        numbers = len(outcome.reconciled.occurrences)
+        lines.append(
+            f"{outcome.path.name}: {verb} ({len(ledger.covered)} of {numbers} decided, "
+            f"{numbers - len(ledger.covered)} without a decision, {len(ledger.changes)} change(s))"
+        )
+        lines += [f"  {change}" for change in ledger.changes]
     config.stash[BOUND] = lines

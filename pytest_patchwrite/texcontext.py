@@ -79,6 +79,7 @@ class Table:
     end: int
     caption: str = ""
     cells: list[tuple[int, int, int, int, str]] = field(default_factory=list)  # start, end, row, column, text
+    name: str = ""  # the float's \label, else its caption's words: what identifies the table in a bindings file
     headers: dict[int, str] = field(default_factory=dict)
     labels: dict[int, str] = field(default_factory=dict)
 
@@ -99,6 +100,9 @@ class Context:
     near: tuple[str, ...] = ()
     configs: frozenset[str] = frozenset()
     axis: bool = False
+    #: what identifies the occurrence in a bindings file, never its neighbouring numbers: a cell's
+    #: (table, row, column), a prose number's (sentence, before, after) words
+    identity: tuple[tuple[str, str], ...] = ()
 
 
 class Layout:
@@ -114,6 +118,7 @@ class Layout:
         self._tokens = [(m.start(), m.end(), "#" if _DECIMAL.match(m.group(0)) else m.group(0)[:24])
                         for m in _TOKEN.finditer(self.masked)]  # fmt: skip
         self._token_starts = [t[0] for t in self._tokens]
+        self._row_names: dict[tuple[int, int], str] = {}
 
     def anchor(self, number: Number, size: int = 4) -> tuple[str, str]:
         """Return the few tokens before and after a number (numbers as `#`): they identify the occurrence."""
@@ -158,7 +163,12 @@ class Layout:
             near = tuple(dict.fromkeys(words_of(header) + words_of(label)))
             configs = configs_of(label) or configs_of(header) or configs_of(table.caption) or configs_of(others)
             axis = axis_row and column == 0
-            return Context(words, percent, scales, f"table{k}", (k, row, column), near, configs, axis)
+            if (k, row) not in self._row_names:
+                self._row_names[k, row] = _row_name(table, row)
+            # a table, row or column with no name is named by its place (`#2`: the second tabular of the file)
+            identity = (("table", table.name or f"#{k + 1}"), ("row", self._row_names[k, row] or f"#{row + 1}"),
+                        ("column", plain(header) or f"#{column + 1}"))  # fmt: skip
+            return Context(words, percent, scales, f"table{k}", (k, row, column), near, configs, axis, identity)
         s = bisect.bisect_right(self._bounds, number.start) - 1
         start, end = self._bounds[s], self._bounds[min(s + 1, len(self._bounds) - 1)]
         weights: dict[str, float] = {}
@@ -174,7 +184,18 @@ class Layout:
         suffix = _SUFFIX.match(self.masked, number.end)
         scales = _UNITS.get(suffix.group("unit"), ()) if suffix else ()
         near, configs = self._own(number, start, end)
-        return Context(weights, number.percent, scales, f"sentence{s}", None, near, configs)
+        return Context(weights, number.percent, scales, f"sentence{s}", None, near, configs,
+                       identity=self._identity(number, s, start, end))  # fmt: skip
+
+    def _identity(self, number: Number, s: int, start: int, end: int) -> tuple[tuple[str, str], ...]:
+        """Return a prose number's identity: its sentence's words and the words on either side of it."""
+        opening = _OPENING.match(self.masked, start)  # `\\end{table}` opens the sentence after a float
+        start = opening.end() if opening and opening.end() <= number.start else start
+        before = [m.group(0).lower() for m in _WORD.finditer(self.masked, start, max(start, number.start))]
+        after = [m.group(0).lower() for m in _WORD.finditer(self.masked, min(number.end, end), end)]
+        sentence = " ".join(words_of(self.masked[start:end])[:SENTENCE_WORDS]) or f"#{s}"
+        return (("sentence", sentence), ("before", " ".join(before[-ANCHOR_WORDS:])),
+                ("after", " ".join(after[:ANCHOR_WORDS])))  # fmt: skip
 
     def _own(self, number: Number, start: int, end: int) -> tuple[tuple[str, ...], frozenset[str]]:
         """Return a prose number's own words (up to the numbers beside it) and the sizes its sentence names."""
@@ -203,12 +224,14 @@ def _tables(masked: str) -> list[Table]:
         close = len(masked) if close == -1 else close
         table = Table(body, close)
         _cells(masked, table)
-        table.caption = _caption(masked, floats, m.start())
+        table.caption, label = _caption(masked, floats, m.start())
+        table.name = label or " ".join(words_of(table.caption)[:TABLE_WORDS])
         tables.append(table)
     return tables
 
 
-def _caption(masked: str, floats: list[tuple[int, str, str]], at: int) -> str:
+def _caption(masked: str, floats: list[tuple[int, str, str]], at: int) -> tuple[str, str]:
+    """Return the caption and the `\\label` of the float holding offset `at` ("" for either it lacks)."""
     begin = end = None
     for pos, kind, _ in floats:
         if pos <= at and kind == "begin":
@@ -217,12 +240,60 @@ def _caption(masked: str, floats: list[tuple[int, str, str]], at: int) -> str:
             end = pos
             break
     if begin is None or end is None:
-        return ""
+        return "", ""
+    label = ""
+    found = masked.find("\\label", begin, end)
+    if found != -1:
+        args = [a for a in command_args(masked, found + len("\\label"), limit=1) if a[0] == "{"]
+        label = " ".join(masked[args[0][1] : args[0][2]].split()) if args else ""
     found = masked.find("\\caption", begin, end)
     if found == -1:
-        return ""
+        return "", label
     args = [a for a in command_args(masked, found + len("\\caption"), limit=1) if a[0] == "{"]
-    return masked[args[0][1] : args[0][2]] if args else ""
+    return (masked[args[0][1] : args[0][2]] if args else ""), label
+
+
+#: how many words of a sentence, of the words beside a number and of a caption an identity keeps
+SENTENCE_WORDS, ANCHOR_WORDS, TABLE_WORDS = 16, 4, 10
+_RULE_ARGS = re.compile(r"\\(?:multirow|multicolumn)\*?\s*\{[^{}]*\}\s*(?:\[[^\]]*\]\s*)?\{[^{}]*\}|"
+                        r"\\(?:cmidrule|cline|rowcolor|cellcolor|color|vspace|hspace|addlinespace)\*?\s*"
+                        r"(?:\([^)]*\))?\s*(?:\[[^\]]*\])?\s*(?:\{[^{}]*\})?")  # fmt: skip
+_COMMAND = re.compile(r"\\[A-Za-z@]+\*?|\\(?=[^A-Za-z@])")
+
+
+def plain(text: str, size: int = 80) -> str:
+    """Return a cell's or header's text as its identity: commands, rules and braces dropped, blanks collapsed."""
+    text = _COMMAND.sub(" ", _RULE_ARGS.sub(" ", text))
+    return " ".join(re.sub(r"[{}$~^]", " ", text).split())[:size]
+
+
+_OPENING = re.compile(r"\s*\\(?:begin|end)\s*\{[^{}]*\}")
+_STANDALONE_DECIMAL = re.compile(r"(?<![\w.-])\d+\.\d+")
+
+
+def _value_cell(text: str) -> bool:
+    """Return whether a cell prints a value (`91.4`, `91.4 $\\pm$ 0.3`), not a name (`7B`, `GPT-3.5`, `w/o aug`)."""
+    shown = plain(text)
+    return bool(_CELL_NUMBER.search(shown)) and (not re.search(r"[^\W\d_]", shown)
+                                                  or bool(_STANDALONE_DECIMAL.search(shown)))  # fmt: skip
+
+
+def _row_name(table: Table, row: int) -> str:
+    """Return what names a table row: its first cell (the one above under `\\multirow` when empty), then the words of
+    its other cells that hold no number; never the numbers it prints."""
+    cells = sorted((c for c in table.cells if c[2] == row), key=lambda c: c[3])
+    first = ""
+    if cells and not _value_cell(cells[0][4]):
+        first = plain(cells[0][4])
+        r = row
+        while not first and r > 0 and any(c[2] == r - 1 for c in table.cells):
+            r -= 1
+            above = [c for c in table.cells if c[2] == r and c[3] == 0]
+            if not above or _value_cell(above[0][4]):
+                break
+            first = plain(above[0][4])
+    others = [plain(c[4]) for c in cells[1:] if not _value_cell(c[4])]
+    return " | ".join([first, *(o for o in others if o)]) if any(others) else first
 
 
 def _cells(masked: str, table: Table) -> None:

@@ -89,7 +89,7 @@ def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
 def test_example_table_binds_as_a_block_with_percent_from_the_caption(tmp_path: Path) -> None:
     root = paper(tmp_path, PROSE + TABLE, {"results.json": RESULTS})
     data = bind(root)
-    assert data["version"] == 1 and data["root"] == "main.tex"
+    assert data["version"] == 2 and data["root"] == "main.tex"
     rows = by_token(data)
     assert [r["at"] for r in rows["91.4"]] == ["ours.clean_acc"]
     assert [r["at"] for r in rows["68.2"]] == ["baseline.clean_acc"]
@@ -116,8 +116,8 @@ def test_big_per_image_log_passes_the_pool_but_not_the_binding(tmp_path: Path) -
     assert pool.numbers == []  # some per-image score rounds to 0.927: the pool rule passes it
     assert numbers(root) == [("binding_mismatch", "92.7", "error")]
     assert (
-        "main.tex:13: binding_mismatch 92.7 is bound to results.json ours.clean_acc = 0.9142, which prints as 91.4"
-        in messages(root)
+        "main.tex:13: binding_mismatch 92.7 is bound to results.json ours.clean_acc = 0.9142, which prints as 91.4; "
+        "`patchwrite bind main.tex --update` accepts the change" in messages(root)
     )
 
 
@@ -224,10 +224,11 @@ def test_bindings_survive_an_edit_that_moves_lines(tmp_path: Path) -> None:
     moved = "```EDIT 4 4\nWe first describe the setup.\n\nThen the results follow.\n" + PROSE + "```\n"
     result = try_patch(root, moved, [EvidenceGate(root)])
     assert result.accepted, result.violations
-    assert numbers(root) == []  # every binding found its number by its anchor words
+    assert numbers(root) == []  # every binding found its number by its identity (sentence, table row and column)
     proc = cli("bind", str(root), "--check")
-    assert proc.returncode == 1 and "would change" in proc.stdout  # the lines moved
-    second = bind(root)
+    assert proc.returncode == 0 and "up to date" in proc.stdout  # a line is a hint: nothing changes without --update
+    assert cli("bind", str(root), "--update").returncode == 0
+    second = json.loads((root.parent / "main.bindings.json").read_text())
     assert [(r["token"], r["at"], r["line"] - 3) for r in second["bindings"]] == [
         (r["token"], r["at"], r["line"]) for r in first["bindings"]]  # fmt: skip
     assert cli("bind", str(root), "--check").returncode == 0

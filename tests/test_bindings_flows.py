@@ -51,7 +51,8 @@ def test_patchwrite_bind_writes_once_from_the_controller(pytester: pytest.Pytest
     assert len({w.split()[0] for w in writes}) == 1
     data = json.loads((pytester.path / "paper" / "main.bindings.json").read_text())
     assert len(data["bindings"]) == 6
-    result.stdout.fnmatch_lines(["*patchwrite bind: main.bindings.json: written (6 bound, 0 ambiguous, 0 unattested)*"])
+    result.stdout.fnmatch_lines(["*patchwrite bind: main.bindings.json: written (6 of 6 decided, 0 without a decision, "
+                                 "0 change(s))*"])  # fmt: skip
     audit.unlink()
     again = pytester.runpytest_subprocess(*mode)  # without the flag nothing writes
     again.assert_outcomes(passed=8)
@@ -76,9 +77,11 @@ def test_diff_judges_with_the_base_bindings_and_lists_binding_and_log_changes(tm
     git(tmp_path, "add", "-A")
     git(tmp_path, "commit", "-qm", "bindings")  # the base holds the bindings file
     results = tmp_path / "paper" / "sections" / "results.tex"
-    # the pull request swaps two table cells and rebinds, so its own bindings file agrees with it
+    # the pull request swaps two table cells and rebinds: `bind` refuses (a conflict, the file kept), `--update`
+    # accepts, so its own bindings file agrees with it
     results.write_text(results.read_text().replace("Ours & 91.4 & 86.9", "Ours & 86.9 & 91.4"))
-    assert subprocess.run(bind, capture_output=True, text=True).returncode == 0
+    assert subprocess.run(bind, capture_output=True, text=True).returncode == 1
+    assert subprocess.run([*bind, "--update"], capture_output=True, text=True).returncode == 0
     report = diff_manuscript(root, GitBase.open(tmp_path / "paper", "main"), EvidenceConfig())
     kinds = [(v.kind, v.token, v.severity) for v in report.failures]
     assert ("binding_mismatch", "86.9", "error") in kinds and ("binding_mismatch", "91.4", "error") in kinds

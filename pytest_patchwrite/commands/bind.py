@@ -1,7 +1,10 @@
-"""`patchwrite bind ROOT [--json] [--check] [--suggest]`: write (or check) the manuscript's bindings file.
+"""`patchwrite bind ROOT [--update] [--manual SPEC --reason TEXT] [--json] [--check] [--suggest]`: the ledger.
 
-Exit codes: 0 after writing (or when `--check` finds the file up to date; unattested and
-ambiguous numbers are warnings), 1 with `--check` when the file would change, 2 bad input.
+With an existing file, `bind` keeps every decision that still holds, proposes bindings for new numbers and
+reports each kept decision that no longer holds as a conflict (the file keeps it); `--update` accepts the
+paper and logs as they stand and lists each change. Exit codes: 0 after writing (unattested and ambiguous
+numbers are warnings), 1 on a conflict (and with `--check` when `bind` would change the file or meet a
+conflict), 2 bad input.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ..bindplan import Rules, candidates
 from ..errors import InputError
 from ..gates.binding import BindOutcome, bind_root, write_bindings
 from ..gates.evidence import EvidenceConfig
+from ..gates.numberlock import lock_violations
 from ..latex import scan
 from ..logread import load_entries
 from ..manuscript import find_root, load_manuscript
@@ -31,9 +35,31 @@ def register(sub: Any) -> None:
     """Add the `bind` subcommand."""
     parser = sub.add_parser("bind", help="bind every empirical number to its log entry (writes <root>.bindings.json)")
     parser.add_argument("file")
-    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the bindings would change")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when bind would change the file "
+                        "or meet a conflict")  # fmt: skip
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="accept the paper and logs as they stand: a decision "
+        "that no longer holds is rebound, one whose number is gone dropped; each change is listed",
+    )
+    parser.add_argument(
+        "--manual",
+        action="append",
+        default=[],
+        metavar="FILE:LINE:TOKEN|unattested",
+        help="record the number as typed by hand (locked to its printed form); `unattested`: every "
+        "number left without a decision (repeatable; needs --reason)",
+    )
+    parser.add_argument(
+        "--reason",
+        default=None,
+        metavar="TEXT",
+        help="why the --manual numbers are typed by hand: setting, cited, not_logged or your own words",
+    )
     parser.add_argument("--suggest", action="store_true", help="list the work tree's files attesting most numbers")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print the outcome as JSON (the file is written as "
+                        "without it)")  # fmt: skip
     parser.add_argument("--trusted-input", action="store_true", help=TRUSTED_HELP)
     parser.set_defaults(func=main)
 
@@ -43,7 +69,10 @@ def main(args: argparse.Namespace) -> int:
     root = find_root(Path(args.file))
     if args.suggest:
         return suggest(root, as_json=args.json, trusted=args.trusted_input)
-    return run(root, check=args.check, as_json=args.json, trusted=args.trusted_input)
+    if args.reason is not None and not args.manual:
+        raise InputError("--reason", "goes with --manual FILE:LINE:TOKEN or --manual unattested")
+    return run(root, check=args.check, as_json=args.json, trusted=args.trusted_input, update=args.update,
+               manual=tuple(args.manual), reason=args.reason)  # fmt: skip
 
 
 #: result and config files `--suggest` looks at (a TeX engine's own .log is no result)
@@ -58,47 +87,84 @@ def _rel(path: Path, base: Path | None = None) -> str:
 
 
 def outcome_json(outcome: BindOutcome) -> dict[str, Any]:
-    """Return the `bind --json` object: bindings, unattested numbers and counts."""
-    rec = outcome.reconciled
+    """Return the `bind --json` object: bindings, numbers without a decision, conflicts, changes and counts."""
+    rec, ledger = outcome.reconciled, outcome.ledger
+    assert ledger is not None
     base = outcome.root.parent
     bindings = []
     for row in json.loads(outcome.new_text)["bindings"]:
         bindings.append({k: row[k] for k in ("file", "line", "token", "log", "at", "value", "transform",
-                                              "formula", "alternatives")})  # fmt: skip
-    unattested = [{"file": _rel(o.file, base), "line": o.number.line, "token": o.token} for o in rec.result.unattested]
+                                              "formula", "alternatives", "reason") if k in row})  # fmt: skip
+    unattested = [{"file": _rel(o.file, base), "line": o.number.line, "token": o.token}
+                  for i, o in enumerate(rec.occurrences) if i not in ledger.covered]  # fmt: skip
+    mismatches = {(v.file, v.line, v.token): v.message for v in lock_violations(rec) if v.kind == "binding_mismatch"}
+    conflicts = []
+    for i in ledger.conflicts:
+        occ = rec.occurrences[i]
+        conflicts.append({"file": _rel(occ.file, base), "line": occ.number.line, "token": occ.token,
+                          "message": mismatches.get((str(occ.file), occ.number.line, occ.token), "")})  # fmt: skip
     return {
         "path": _rel(outcome.path),
         "changed": outcome.changed,
         "bindings": bindings,
         "unattested": sorted(unattested, key=lambda u: (u["file"], u["line"])),
-        "counts": {**rec.result.counts(), "stale": len(rec.stale), "coincidental": rec.result.coincidental},
-    }
+        "conflicts": conflicts,
+        "changes": list(ledger.changes),
+        "counts": {**rec.result.counts(), "stale": len(rec.stale), "coincidental": rec.result.coincidental,
+                   "conflicts": len(conflicts), "manual": sum(r.manual for r in ledger.rows)},
+    }  # fmt: skip
 
 
 def _print(outcome: BindOutcome, verb: str) -> None:
-    rec = outcome.reconciled
+    rec, ledger = outcome.reconciled, outcome.ledger
+    assert ledger is not None
     base = outcome.root.parent
-    for bound in rec.result.bound:
-        if bound.how == "ambiguous":
-            occ = bound.occurrence
-            names = ", ".join(f"{_rel(c.entry.log, base)} {c.entry.at}" for c in bound.alternatives)
-            best = f"{_rel(bound.best.entry.log, base)} {bound.best.entry.at}"
-            where = f"{_rel(occ.file)}:{occ.number.line}"
-            print(shown.line(f"{where}: warning: ambiguous_binding {occ.token} bound to {best}; as well fits {names}"))
-    for occ in rec.result.unattested:
+    conflicting = {id(rec.occurrences[i]) for i in ledger.conflicts}
+    for occ, *_ in rec.mismatched:  # conflicts first: a decision a person reviewed no longer holds
+        if id(occ) in conflicting:
+            found = next(v for v in lock_violations(rec) if v.kind == "binding_mismatch" and v.line == occ.number.line
+                         and v.token == occ.token and v.file == str(occ.file))  # fmt: skip
+            print(shown.line(f"{_rel(occ.file)}:{occ.number.line}: conflict: binding_mismatch {occ.token} "
+                             f"{found.message}; the file keeps the reviewed decision"))  # fmt: skip
+    for change in ledger.changes:
+        print(shown.line(change))
+    for i, occ in enumerate(rec.occurrences):
+        if i in ledger.covered:
+            continue
         where = f"{_rel(occ.file)}:{occ.number.line}"
-        print(shown.line(f"{where}: warning: unattested_number {occ.token} fits no log entry"))
-    c = rec.result.counts()
-    print(shown.line(f"{_rel(outcome.path)}: {verb}: {c['bound']} of {c['numbers']} number(s) bound ({c['unique']} "
-                     f"uniquely, {c['context']} by context, {c['ambiguous']} ambiguous, {c['derived']} derived, "
-                     f"{c['kept']} kept); {c['unattested']} unattested"))  # fmt: skip
+        bound = rec.decisions.get(i)
+        if bound is not None and bound.how == "ambiguous":
+            names = ", ".join(dict.fromkeys(f"{_rel(c.entry.log, base)} {c.entry.at}"
+                                            for c in [bound.best, *bound.alternatives]))  # fmt: skip
+            print(shown.line(f"{where}: warning: ambiguous_binding {occ.token} not bound: fits {names} alike"))
+        else:
+            print(shown.line(f"{where}: warning: unattested_number {occ.token} has no decision (no entry binds it)"))
+    for b in ledger.stale:
+        print(shown.line(f"{_rel(b.file)}:{b.line}: warning: stale_binding {b.token} no longer stands there; kept "
+                         "until `patchwrite bind --update`"))  # fmt: skip
+    numbers, decided = len(rec.occurrences), len(ledger.covered)
+    manual = sum(rec_row.manual for rec_row in ledger.rows)
+    print(shown.line(f"{_rel(outcome.path)}: {verb}: {decided} of {numbers} number(s) decided ({manual} typed by "
+                     f"hand, {ledger.proposed} newly bound); {numbers - decided} without a decision; "
+                     f"{len(ledger.conflicts)} conflict(s)"))  # fmt: skip
+    if ledger.conflicts:
+        print("the bindings file keeps each reviewed decision; `patchwrite bind --update` accepts the changes")
 
 
-def run(root: Path, *, check: bool = False, as_json: bool = False, trusted: bool = False) -> int:
-    """Bind one manuscript; write the file unless `check`; return the exit code."""
-    outcome = bind_root(root, EvidenceConfig(trusted=trusted))
+def run(
+    root: Path,
+    *,
+    check: bool = False,
+    as_json: bool = False,
+    trusted: bool = False,
+    update: bool = False,
+    manual: tuple[str, ...] = (),
+    reason: str | None = None,
+) -> int:
+    """Bind one manuscript; write the file unless `check`; return the exit code (1 on a conflict)."""
+    outcome = bind_root(root, EvidenceConfig(trusted=trusted), update=update, manual=manual, reason=reason)
     if check:
-        verb = "would change" if outcome.changed else "up to date"
+        verb = "would change" if outcome.changed else ("conflict" if outcome.conflicts else "up to date")
     else:
         verb = "written" if outcome.changed else "unchanged"
         if outcome.changed:
@@ -107,7 +173,7 @@ def run(root: Path, *, check: bool = False, as_json: bool = False, trusted: bool
         print(json.dumps(outcome_json(outcome), indent=2))
     else:
         _print(outcome, verb)
-    return 1 if check and outcome.changed else 0
+    return 1 if outcome.conflicts or (check and outcome.changed) else 0
 
 
 def _work_tree_files(top: Path) -> list[Path]:

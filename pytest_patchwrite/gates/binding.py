@@ -1,9 +1,10 @@
-"""Binding a manuscript's numbers against its logs and its bindings file: what `bind` writes, what the lock reports.
+"""Binding a manuscript's numbers against its logs and its bindings file: what `bind` writes, what the lock judges by.
 
-`reconcile` matches each empirical number to the binding the file holds for it (by file and
-anchor words, so moved lines keep their bindings), checks that binding against the log as it is
-now, and binds the rest afresh (`binder`, `derived`). `bind` writes the outcome; the lock
-(`lock_violations`) reports mismatches, numbers the file does not bind and stale bindings.
+`reconcile` asks the binder for a fresh decision on every number (the file never sways it, so a paper
+and its logs always propose the same), pairs each number with the decision the file holds for its place
+(`bindfile.match`: by identity, so moved lines keep their decisions) and checks that decision against the
+log as it is now. `ledger.build_ledger` turns that into what `bind` writes; `numberlock.lock_violations`
+into what `check` reports.
 """
 
 from __future__ import annotations
@@ -25,22 +26,21 @@ from ..binder import (
     holds,
     occurrences,
     prefilter,
-    prints_as,
 )
 from ..bindplan import bind_fresh
 
 if TYPE_CHECKING:
     from .evidence import EvidenceConfig
-from ..bindfile import FileBinding, default_path, dumps, match, parse, to_json
+    from .ledger import Ledger
+from ..bindfile import MANUAL, FileBinding, OldBindings, Place, default_path, distinct, dumps, match, parse, to_json
 from ..derived import describe, formula_values
 from ..errors import InputError
 from ..explog import resolve_logs
 from ..inputs import decode, read_held
 from ..latex import Scan, scan
-from ..logentries import Entry, LogData
+from ..logentries import LogData
 from ..logread import LogSet, read_logs
 from ..manuscript import Manuscript, load_manuscript, magic_comments
-from ..model import WARNING, Violation
 from ..numeric import Sieve, parse_number
 from ..paths import Boundary, OutsideTree
 from ..tempfiles import TEMP_SUFFIX, temp_file_prefix
@@ -49,7 +49,12 @@ from ..texconditionals import false_conditionals
 
 @dataclass
 class Reconciled:
-    """One manuscript's numbers against its logs and (optionally) its bindings file."""
+    """One manuscript's numbers against its logs and (optionally) its bindings file.
+
+    `result` holds the binder's decision for every number as a fresh `bind` makes it (the file does not sway it, so
+    the same paper and logs always propose the same); `pairs` maps each number the file holds a decision for to
+    that decision, `held` the ones whose decision still holds, `mismatched` the ones it no longer does.
+    """
 
     result: BindResult
     occurrences: list[Occurrence] = field(default_factory=list)
@@ -58,10 +63,16 @@ class Reconciled:
     fresh: set[int] = field(default_factory=set)  # id() of occurrences no binding of the file covered
     base: Path = Path(".")
     cited: dict[tuple[Path, int], list[str]] = field(default_factory=dict)  # (file, sentence) -> keys it cites
+    existing: list[FileBinding] = field(default_factory=list)
+    pairs: dict[int, int] = field(default_factory=dict)  # occurrence index -> index in `existing`
+    held: set[int] = field(default_factory=set)  # occurrence indices whose decision in the file still holds
+    decisions: dict[int, Bound] = field(default_factory=dict)  # occurrence index -> the binder's fresh decision
+    index: EntryIndex | None = None
+    root: Path | None = None  # the root manuscript, as the commands in findings name it
 
     def file_bindings(self) -> list[FileBinding]:
-        """Return what the bindings file should hold now."""
-        return [to_file_binding(b) for b in self.result.bound]
+        """Return what a fresh bindings file would hold: every decided number (an ambiguous one is no decision)."""
+        return [to_file_binding(b) for b in self.result.bound if b.how != "ambiguous"]
 
 
 def _lookup(datas: dict[Path, LogData]):  # type: ignore[no-untyped-def]
@@ -80,6 +91,8 @@ def _lookup(datas: dict[Path, LogData]):  # type: ignore[no-untyped-def]
 
 def binding_values(binding: FileBinding, datas: dict[Path, LogData]) -> list[Decimal]:
     """Return the values a binding's entry takes in the logs now (a derived one: raw and as printed)."""
+    if binding.log is None or binding.at is None:
+        return []
     lookup = _lookup(datas)
     if binding.transform == "derived" and binding.formula:
         return formula_values(binding.formula, lookup)
@@ -87,10 +100,18 @@ def binding_values(binding: FileBinding, datas: dict[Path, LogData]) -> list[Dec
     return [] if value is None else [value]
 
 
+def binding_holds(binding: FileBinding, occ: Occurrence, values: list[Decimal]) -> bool:
+    """Return whether a decision still holds for the number standing at its place (a manual one: printed alike)."""
+    if binding.manual:
+        return occ.token == binding.value
+    return any(holds(occ.number.value, v) for v in values)
+
+
 def _wanted(bindings: list[FileBinding]) -> dict[Path, set[str]]:
     want: dict[Path, set[str]] = {}
     for b in bindings:
-        want.setdefault(b.log.resolve(), set()).add(b.at)
+        if b.log is not None and b.at is not None:
+            want.setdefault(b.log.resolve(), set()).add(b.at)
         for operand in (b.formula or {}).get("operands", []):
             want.setdefault(Path(operand["log"]).resolve(), set()).add(str(operand["at"]))
     return want
@@ -114,6 +135,22 @@ def read_for_locks(
     return read_logs(logs, manuscript.data, pool, entries, _wanted(existing or []), need_pool)
 
 
+def places(occs: list[Occurrence]) -> list[Place]:
+    """Return where each number stands (file, identity, line, token), as `bindfile.match` pairs them."""
+    return [Place(o.file, dict(o.context.identity), o.number.line, o.token) for o in occs]
+
+
+def fresh_decisions(
+    occs: list[Occurrence], index: EntryIndex, datas: dict[Path, LogData]
+) -> tuple[dict[int, Bound], int]:
+    """Return the binder's decision for each number, as a bind without a file makes it (`bindplan.bind_fresh`: the
+    file never sways it, so the same paper and logs propose the same), and the coincidences it avoided."""
+    decided: dict[int, Bound] = {}
+    ranked: dict[int, list[Candidate]] = {}
+    coincidental = bind_fresh(occs, index, list(datas.values()), decided, ranked)
+    return decided, coincidental
+
+
 def reconcile(
     scans: list[Scan],
     texts: dict[Path, str],
@@ -121,55 +158,40 @@ def reconcile(
     occs: list[Occurrence],
     existing: list[FileBinding] | None,
     base: Path,
+    root: Path | None = None,
 ) -> Reconciled:
-    """Return the numbers (`occs`, from `binder.occurrences`) of the scanned files bound against the logs' entries
-    (`datas`, by resolved path, from `read_for_locks`): the file's bindings that still hold, the rest afresh."""
+    """Return the numbers (`occs`, from `binder.occurrences`) of the scanned files against the logs' entries
+    (`datas`, by resolved path, from `read_for_locks`) and the file's decisions: which hold, which no longer do."""
     existing = existing or []
     index = EntryIndex(list(datas.values()))
-    out = Reconciled(BindResult(), occs, base=base)
+    out = Reconciled(BindResult(), occs, base=base, existing=existing, index=index, root=root)
     out.cited = {(Path(s.file), sentence): keys for s in scans for sentence, keys in s.cited_sentences.items()}
-    pairs = match(existing, [(o.file, o.anchor[0], o.anchor[1], o.number.line, o.token) for o in occs])
-    decided: dict[int, Bound] = {}
-    ranked: dict[int, list[Candidate]] = {}
+    out.decisions, out.result.coincidental = fresh_decisions(occs, index, datas)
+    out.pairs = match(existing, places(occs))
     for i, occ in enumerate(occs):
-        if i in pairs:
-            binding = existing[pairs[i]]
-            values = binding_values(binding, datas)
-            if any(holds(occ.number.value, v) for v in values):
-                decided[i] = Bound(occ, _candidate(binding, datas, values), _alternatives(binding), "kept", "kept")
-                ranked[i] = [decided[i].best]
-                continue
-            data = datas.get(binding.log.resolve())
-            entry = data.at(binding.at) if data is not None and binding.transform != "derived" else None
-            out.mismatched.append((occ, binding, values, entry.raw if entry is not None else None))
-        else:
+        if i not in out.pairs:
             out.fresh.add(id(occ))
-    out.result.coincidental = bind_fresh(occs, index, list(datas.values()), decided, ranked)
+            continue
+        binding = existing[out.pairs[i]]
+        values = binding_values(binding, datas)
+        if binding_holds(binding, occ, values):
+            out.held.add(i)
+            continue
+        data = datas.get(binding.log.resolve()) if binding.log is not None else None
+        entry = data.at(binding.at) if data is not None and binding.at and binding.transform != "derived" else None
+        out.mismatched.append((occ, binding, values, entry.raw if entry is not None else None))
     for i, occ in enumerate(occs):
-        if i in decided:
-            out.result.bound.append(decided[i])
+        if i in out.decisions:
+            out.result.bound.append(out.decisions[i])
         elif occ.optional:
             out.result.quiet.append(occ)  # a number the policy does not check, without evidence: not reported
         else:
             out.result.unattested.append(occ)
-    matched = set(pairs.values())
+    matched = set(out.pairs.values())
     out.stale = [b for j, b in enumerate(existing) if j not in matched]
     return out
 
 
-def _candidate(binding: FileBinding, datas: dict[Path, LogData], values: list[Decimal]) -> Candidate:
-    data = datas.get(binding.log.resolve())
-    entry = data.at(binding.at) if data is not None else None
-    if entry is None:  # a derived binding names its formula, not one entry
-        entry = Entry(binding.log, binding.at, binding.value, "", "", "", 1, "derived")
-    raw = entry.raw if binding.transform != "derived" else _plain(values[0])
-    entry = Entry(entry.log, entry.at, raw, entry.row, entry.column, entry.label, entry.rows, entry.kind)
-    return Candidate(entry, binding.transform, values[0], 0.0, False, binding.formula)
-
-
-def _alternatives(binding: FileBinding) -> list[Candidate]:
-    return [Candidate(Entry(Path(a["log"]), a["at"], a["value"], "", "", "", 1), a["transform"], Decimal(0))
-            for a in binding.alternatives]  # fmt: skip
 
 
 def _plain(value: Decimal) -> str:
@@ -181,66 +203,19 @@ def to_file_binding(bound: Bound) -> FileBinding:
     occ, best = bound.occurrence, bound.best
     if best.transform == "derived" and best.formula is not None:
         log = Path(best.formula["operands"][0]["log"])  # type: ignore[index]
-        at, value = describe(best.formula), best.entry.raw if bound.how == "kept" else _plain(best.value)
+        at, value = describe(best.formula), _plain(best.value)
     else:
         log, at, value = best.entry.log, best.entry.at, best.entry.raw
     alternatives = [{"log": str(c.entry.log), "at": c.entry.at, "value": c.entry.raw, "transform": c.transform}
                     for c in bound.alternatives]  # fmt: skip
-    return FileBinding(occ.file, occ.anchor[0], occ.anchor[1], occ.number.line, occ.token, log, at, value,
-                       best.transform, best.formula, alternatives)  # fmt: skip
+    return FileBinding(occ.file, dict(occ.context.identity), occ.number.line, occ.token, log, at, value,
+                       best.transform, best.formula, distinct(alternatives))  # fmt: skip
 
 
-def _entry_name(log: Path, at: str, base: Path) -> str:
-    return f"{Path(os.path.relpath(log, base)).as_posix()} {at}"
-
-
-def lock_violations(rec: Reconciled) -> list[Violation]:
-    """Return the lock's findings: binding_mismatch, unbound_number, unattested_number, stale_binding."""
-    out: list[Violation] = []
-    base = rec.base
-    mismatched = {id(occ) for occ, _, _, _ in rec.mismatched}
-    for occ, binding, values, raw in rec.mismatched:
-        name = _entry_name(binding.log, binding.at, base)
-        if not values:
-            message = f"is bound to {name}, which the log no longer holds; follow the log or run `patchwrite bind`"
-        else:
-            shown = raw if raw is not None else _plain(values[0])
-            how = "" if binding.transform in ("identity", "percent", "derived") else f" ({binding.transform})"
-            message = f"is bound to {name} = {shown}{how}, which prints as {prints_as(values[0], occ.number.value)}"
-        out.append(Violation("binding_mismatch", str(occ.file), occ.number.line, occ.token, message))
-    for bound in rec.result.bound:
-        occ = bound.occurrence
-        if id(occ) not in rec.fresh or id(occ) in mismatched:
-            continue
-        best = _entry_name(bound.best.entry.log, bound.best.entry.at, base)
-        if bound.best.transform == "derived" and bound.best.formula is not None:
-            best = f"{describe(bound.best.formula)} (derived)"
-        if bound.how == "ambiguous":
-            names = ", ".join([best, *(_entry_name(c.entry.log, c.entry.at, base) for c in bound.alternatives)])
-            message = f"is not in the bindings file and fits several entries alike ({names}); bind it and choose"
-            out.append(Violation("unbound_number", str(occ.file), occ.number.line, occ.token, message))
-        else:
-            message = f"is not in the bindings file; `patchwrite bind` would bind it to {best}"
-            out.append(Violation("unbound_number", str(occ.file), occ.number.line, occ.token, message, WARNING))
-    ours = {(b.occurrence.file, b.occurrence.number.sentence) for b in rec.result.bound}
-    for occ in rec.result.unattested:
-        if id(occ) in mismatched:
-            continue
-        keys = rec.cited.get((occ.file, occ.number.sentence))
-        # as the pool rule: a sentence that also prints a bound number reports this paper's results
-        if keys and (occ.file, occ.number.sentence) not in ours:
-            cited = ", ".join(dict.fromkeys(keys))
-            message = f"fits no log entry; its sentence cites {cited}: reported as that work's result, not checked"
-            out.append(Violation("cited_number", str(occ.file), occ.number.line, occ.token, message, WARNING))
-            continue
-        message = "fits no log entry; add it to a log or mark the line `% patchwrite: ignore number`"
-        out.append(Violation("unattested_number", str(occ.file), occ.number.line, occ.token, message))
-    for binding in rec.stale:
-        name = _entry_name(binding.log, binding.at, base)
-        message = f"was bound to {name}, but no such number stands there any more; run `patchwrite bind`"
-        out.append(Violation("stale_binding", str(binding.file), binding.line, binding.token, message, WARNING))
-    out.sort(key=lambda v: (v.file, v.line, v.kind))
-    return out
+def manual_binding(occ: Occurrence, reason: str) -> FileBinding:
+    """Return the decision that a number is typed by hand, locked to its printed form."""
+    return FileBinding(occ.file, dict(occ.context.identity), occ.number.line, occ.token, None, None, occ.token,
+                       MANUAL, None, [], reason)  # fmt: skip
 
 
 @dataclass
@@ -252,11 +227,17 @@ class BindOutcome:
     reconciled: Reconciled
     old_text: str | None
     new_text: str
+    ledger: Ledger | None = None
 
     @property
     def changed(self) -> bool:
         """Return whether writing would change the file."""
         return self.old_text != self.new_text
+
+    @property
+    def conflicts(self) -> int:
+        """Return how many reviewed decisions no longer hold and were kept (`bind` exits 1; `--update` accepts)."""
+        return len(self.ledger.conflicts) if self.ledger is not None else 0
 
 
 def bindings_location(manuscript: Manuscript, root_text: str | None = None) -> Path:
@@ -277,6 +258,8 @@ def read_bindings(path: Path, manuscript: Manuscript) -> tuple[str | None, list[
     bindings = parse(text, path, manuscript.root)
     for number, binding in enumerate(bindings, start=1):
         for what, named in (("file", binding.file), ("log", binding.log)):
+            if named is None:  # a number typed by hand names no log
+                continue
             try:  # never stat'ed as evidence, never printed as a place
                 boundary.require(named, str(named), shared=True)
             except OutsideTree as exc:
@@ -290,9 +273,20 @@ def allowed_numbers(items: list[str]) -> set[Decimal]:
     return {value for item in items if (value := parse_number(str(item).rstrip("%"))) is not None}
 
 
-def bind_root(root: Path | Manuscript, config: EvidenceConfig) -> BindOutcome:
-    """Return the bindings of the manuscript rooted at `root` (or of its snapshot) against its declared logs (nothing
-    is written)."""
+def bind_root(
+    root: Path | Manuscript,
+    config: EvidenceConfig,
+    *,
+    update: bool = False,
+    manual: tuple[str, ...] = (),
+    reason: str | None = None,
+) -> BindOutcome:
+    """Return what `patchwrite bind` would write for the manuscript rooted at `root` (or its snapshot): the file's
+    decisions that hold kept byte for byte, new numbers bound, a decision that no longer holds kept as a conflict
+    (`update`: replaced by the fresh decision, and a version 1 file rebound from scratch); `manual` (FILE:LINE:TOKEN
+    or `unattested`) recorded as typed by hand with `reason`. Nothing is written."""
+    from .ledger import build_ledger, manual_targets
+
     manuscript = root if isinstance(root, Manuscript) else load_manuscript(root, boundary=config.boundary(root))
     config = config.for_manuscript(manuscript)
     if not config.logs:
@@ -303,15 +297,21 @@ def bind_root(root: Path | Manuscript, config: EvidenceConfig) -> BindOutcome:
     except OutsideTree as exc:
         raise InputError(manuscript.root, f"log {exc.name} {exc.why}") from None
     path = bindings_location(manuscript)
-    old_text, existing = read_bindings(path, manuscript)
+    try:
+        old_text, existing = read_bindings(path, manuscript)
+    except OldBindings as exc:
+        if not update:
+            raise
+        old_text, existing = exc.text, None
     false_ifs = false_conditionals(manuscript.texts.values())
     scans = [scan(manuscript.texts[p], str(p), false_ifs) for p in manuscript.files]
     policy = "decimals" if config.numbers == "off" else config.numbers
     occs = occurrences(scans, manuscript.texts, policy, allowed_numbers(config.allow_numbers))
     datas = read_for_locks(manuscript, scans, logs, occs, existing, need_pool=False).datas
-    rec = reconcile(scans, manuscript.texts, datas, occs, existing, manuscript.directory)
-    new_text = dumps(to_json(rec.file_bindings(), manuscript.root))
-    return BindOutcome(manuscript.root, path, rec, old_text, new_text)
+    rec = reconcile(scans, manuscript.texts, datas, occs, existing, manuscript.directory, manuscript.root)
+    ledger = build_ledger(rec, update, manual_targets(rec, manual, reason, manuscript), reason or "")
+    new_text = dumps(to_json(ledger.rows, manuscript.root))
+    return BindOutcome(manuscript.root, path, rec, old_text, new_text, ledger)
 
 
 def write_bindings(path: Path, text: str) -> None:

@@ -23,7 +23,7 @@ from ..placeholders import find as find_placeholders
 from ..placeholders import seen_in
 from ..texcites import cite_commands
 from ..texconditionals import false_conditionals
-from .binding import allowed_numbers, bindings_location, lock_violations, read_bindings, read_for_locks, reconcile
+from .binding import allowed_numbers, bindings_location, read_bindings, read_for_locks, reconcile
 from .citelock import (
     as_read,
     bibliography_of,
@@ -34,6 +34,7 @@ from .citelock import (
     relative_name,
 )
 from .headrules import carried_suppressions, settings_changes
+from .numberlock import lock_violations
 
 POLICIES = ("decimals", "all", "off")
 UNATTESTED, CITED = "unattested_number", "cited_number"
@@ -220,7 +221,7 @@ def _evaluate(
                 logs = read_for_locks(manuscript, scans, paths, occs, existing)  # one read for the pool and the lock
                 log = logs.pool
                 numbers = lock_violations(reconcile(scans, manuscript.texts, logs.datas, occs, existing,
-                                                    manuscript.directory))  # fmt: skip
+                                                    manuscript.directory, manuscript.root))  # fmt: skip
 
     log_files = log.files if log else []
     keys = len(bibliography.keys)

@@ -1,0 +1,175 @@
+"""The ledger `bind` writes: the file's reviewed decisions kept, new numbers proposed, nothing changed without --update.
+
+With an existing file, each decision that still holds is kept byte for byte (its line hint too); a number the file
+has no decision for gets the binder's fresh one (an ambiguous or unattested number gets none); a decision that no
+longer holds (a swap, a changed number, a rerun log) is a conflict: the file keeps it and `bind` exits 1. `--update`
+accepts the paper and logs as they stand: conflicts take the fresh decision, line hints follow the text, decisions
+whose number is gone are dropped, and each change is listed. `--manual` records numbers as typed by hand.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..binder import Occurrence
+from ..bindfile import FileBinding
+from ..errors import InputError
+from ..manuscript import Manuscript
+from .binding import Reconciled, manual_binding, to_file_binding
+
+UNATTESTED = "unattested"
+
+
+@dataclass
+class Ledger:
+    """What `bind` writes and why: the rows, the kept conflicts, the changes `--update` (or `--manual`) made."""
+
+    rows: list[FileBinding] = field(default_factory=list)
+    conflicts: list[int] = field(default_factory=list)  # occurrence indices whose kept decision no longer holds
+    changes: list[str] = field(default_factory=list)  # `file:line: old -> new: decision -> decision`
+    stale: list[FileBinding] = field(default_factory=list)  # decisions whose number is gone (kept without --update)
+    manual: int = 0  # numbers recorded by hand in this run
+    proposed: int = 0  # numbers the file had no decision for that got one
+    covered: set[int] = field(default_factory=set)  # occurrence indices the rows hold a decision for
+
+
+def _rel(path: Path, base: Path) -> str:
+    return Path(os.path.relpath(path, base)).as_posix()
+
+
+def decision_name(b: FileBinding | None, base: Path) -> str:
+    """Return a decision as a change line names it: `results.json ours.acc`, `typed by hand (setting)`."""
+    if b is None:
+        return "no decision"
+    if b.manual:
+        return f"typed by hand ({b.reason})" if b.reason else "typed by hand"
+    assert b.log is not None
+    suffix = " (derived)" if b.transform == "derived" else ""
+    return f"{_rel(b.log, base)} {b.at}{suffix}"
+
+
+def _same_decision(a: FileBinding, b: FileBinding) -> bool:
+    return (a.log, a.at, a.transform, a.formula, a.value, a.reason) == (b.log, b.at, b.transform, b.formula, b.value,
+                                                                         b.reason)  # fmt: skip
+
+
+def change_line(old: FileBinding | None, new: FileBinding | None, occ: Occurrence | None, base: Path) -> str:
+    """Return `results.tex:3: 91.4\\% -> 68.2\\%: results.json ours.clean_acc -> baseline.clean_acc`."""
+    where = occ.file if occ is not None else (old.file if old is not None else Path("?"))
+    line = occ.number.line if occ is not None else (old.line if old is not None else 0)
+    before = old.token if old is not None else None
+    after = occ.token if occ is not None else "(gone)"
+    tokens = after if before in (None, after) else f"{before} -> {after}"
+    was, now = decision_name(old, base), decision_name(new, base)
+    if occ is None:
+        now = "dropped"
+    decisions = was if was == now else f"{was} -> {now}"
+    if old is not None and new is not None and was == now and old.value != new.value:
+        decisions = f"{was}: {old.value} -> {new.value}"
+    return f"{shown_path(where)}:{line}: {tokens}: {decisions}"
+
+
+def shown_path(path: Path) -> str:
+    """Return a path as the command line shows it: relative to the working directory when below it."""
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else Path(relative).as_posix()
+
+
+def _refreshed(b: FileBinding, occ: Occurrence) -> FileBinding:
+    """Return a held decision with its place (identity, line, token) as the text stands now."""
+    return FileBinding(occ.file, dict(occ.context.identity), occ.number.line, occ.token, b.log, b.at, b.value,
+                       b.transform, b.formula, list(b.alternatives), b.reason)  # fmt: skip
+
+
+def _fresh(rec: Reconciled, i: int) -> FileBinding | None:
+    bound = rec.decisions.get(i)
+    return to_file_binding(bound) if bound is not None and bound.how != "ambiguous" else None
+
+
+def build_ledger(rec: Reconciled, update: bool, manual: dict[int, str], unattested_reason: str) -> Ledger:
+    """Return the rows `bind` writes (see the module's doc); `manual`: occurrence index -> reason;
+    `unattested_reason`, when `manual` holds -1, records every number left without a decision by hand."""
+    out = Ledger()
+    base = rec.base
+    decided: dict[int, FileBinding] = {}
+    for i, occ in enumerate(rec.occurrences):
+        old = rec.existing[rec.pairs[i]] if i in rec.pairs else None
+        if i in manual:
+            by_hand = manual_binding(occ, manual[i])
+            if old is None or not _same_decision(old, by_hand):
+                out.changes.append(change_line(old, by_hand, occ, base))
+                out.manual += 1
+            elif old is not None:
+                by_hand = _refreshed(old, occ) if update else old
+            decided[i] = by_hand
+        elif old is not None and i in rec.held:
+            decided[i] = _refreshed(old, occ) if update else old
+        elif old is not None:  # a reviewed decision that no longer holds
+            if not update:
+                out.conflicts.append(i)
+                decided[i] = old
+                continue
+            accepted = manual_binding(occ, old.reason or "") if old.manual else _fresh(rec, i)
+            out.changes.append(change_line(old, accepted, occ, base))
+            if accepted is not None:
+                decided[i] = accepted
+        elif (proposal := _fresh(rec, i)) is not None:
+            decided[i] = proposal
+            out.proposed += 1
+    if -1 in manual:
+        for i, occ in enumerate(rec.occurrences):
+            if i not in decided:
+                decided[i] = manual_binding(occ, unattested_reason)
+                out.changes.append(change_line(None, decided[i], occ, base))
+                out.manual += 1
+    out.rows = [decided[i] for i in sorted(decided)]
+    out.covered = set(decided)
+    if update:
+        out.changes += [change_line(b, None, None, base) for b in rec.stale]
+    else:
+        out.stale = list(rec.stale)
+        out.rows += out.stale
+    return out
+
+
+def _parse_spec(spec: str) -> tuple[str, int, str]:
+    parts = spec.rsplit(":", 2)
+    if len(parts) != 3 or not parts[1].strip().isdigit() or not parts[2].strip():
+        raise InputError("--manual", f"{spec!r}: expected FILE:LINE:TOKEN (as `check` prints a number's place) or "
+                         "`unattested`")  # fmt: skip
+    return parts[0], int(parts[1]), parts[2].strip()
+
+
+def _bare(token: str) -> str:
+    return token.replace("\\%", "").replace("%", "").replace("$", "").strip()
+
+
+def manual_targets(
+    rec: Reconciled, specs: tuple[str, ...], reason: str | None, manuscript: Manuscript
+) -> dict[int, str]:
+    """Return occurrence index -> reason for each `--manual FILE:LINE:TOKEN` (-1 for `unattested`); raise InputError
+    naming the place when no empirical number stands there."""
+    if not specs:
+        return {}
+    if not reason or not reason.strip() or "\n" in reason:
+        raise InputError("--reason", "is needed with --manual: one line, such as setting, cited, not_logged or the "
+                         "author's own words")  # fmt: skip
+    out: dict[int, str] = {}
+    for spec in specs:
+        if spec.strip() == UNATTESTED:
+            out[-1] = reason.strip()
+            continue
+        name, line, token = _parse_spec(spec)
+        candidates = [Path(name), manuscript.directory / name]
+        files = {p.resolve() for p in candidates if p.exists()}
+        hits = [i for i, o in enumerate(rec.occurrences) if o.file.resolve() in files and o.number.line == line
+                and (o.token == token or _bare(o.token) == _bare(token))]  # fmt: skip
+        if not hits:
+            there = [o.token for o in rec.occurrences if o.file.resolve() in files and o.number.line == line]
+            listed = f"the empirical numbers there: {', '.join(there)}" if there else "no empirical number stands there"
+            raise InputError(name, f"holds no empirical number {token} on this line ({listed})", line=line)
+        for i in hits:
+            out[i] = reason.strip()
+    return out

@@ -1,0 +1,132 @@
+"""What `check` reports from a bindings file: binding_mismatch, unbound_number, unattested_number, stale_binding.
+
+Each finding names the entries it concerns (never every declared log) and the command that settles it: the
+expected value is shown in the number's own printed form, alternatives once each, and "fits no log entry" only
+when no entry holds the value (else which entry holds it and why it was not bound).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from decimal import Decimal, localcontext
+from pathlib import Path
+
+from ..binder import Occurrence, factor_of, transforms
+from ..bindfile import FileBinding
+from ..derived import describe
+from ..model import WARNING, Violation
+from .binding import Reconciled
+
+_NUMERAL = re.compile(r"\d(?:[\d,]|\{,\}|\\,)*(?:\.\d+)?")
+#: entries named per finding at most
+NAMED_ENTRIES = 3
+
+
+def format_as(value: Decimal, token: str) -> str:
+    """Return `value` printed as `token` prints its number: its precision and its decoration (`91.4\\%`)."""
+    m = _NUMERAL.search(token)
+    if m is None:
+        return str(value)
+    places = len(m.group(0).split(".", 1)[1]) if "." in m.group(0) else 0
+    with localcontext() as ctx:
+        ctx.prec = max(28, len(value.as_tuple().digits) + places + 2)
+        shown = str(abs(value).quantize(Decimal(1).scaleb(-places)))
+    signed = value < 0 and "-" not in token[: m.start()] and "−" not in token[: m.start()]
+    return token[: m.start()] + ("-" if signed else "") + shown + token[m.end() :]
+
+
+def _name(log: Path | None, at: str | None, base: Path) -> str:
+    return f"{Path(os.path.relpath(log, base)).as_posix() if log is not None else '?'} {at}"
+
+
+def _place(occ: Occurrence, base: Path) -> str:
+    return f"{Path(os.path.relpath(occ.file, base)).as_posix()}:{occ.number.line}:{occ.token}"
+
+
+def _bind(rec: Reconciled) -> str:
+    return f"patchwrite bind {rec.root.name}" if rec.root is not None else "patchwrite bind"
+
+
+def _mismatch(rec: Reconciled, occ: Occurrence, binding: FileBinding, values: list[Decimal], raw: str | None) -> str:
+    accept = f"; `{_bind(rec)} --update` accepts the change"
+    if binding.manual:
+        return f"is recorded as typed by hand: {binding.value} ({binding.reason}){accept}"
+    name = _name(binding.log, binding.at, rec.base)
+    if not values:
+        return f"is bound to {name}, which the log no longer holds{accept}"
+    shown = raw if raw is not None else format(float(values[0]), ".12g")
+    how = "" if binding.transform in ("identity", "percent", "derived") else f" ({binding.transform})"
+    return f"is bound to {name} = {shown}{how}, which prints as {format_as(values[0], binding.token)}{accept}"
+
+
+def holders(rec: Reconciled, occ: Occurrence) -> list[str]:
+    """Return the entries (`log locator = raw`) whose value the number prints, under a transform it allows."""
+    if rec.index is None:
+        return []
+    found: dict[str, str] = {}
+    for transform, _ in transforms(occ):
+        power = factor_of(transform)
+        if power is None:
+            continue
+        for entry, _value in rec.index.fitting(occ.number.value, power):
+            found.setdefault(_name(entry.log, entry.at, rec.base), entry.raw)
+            if len(found) >= NAMED_ENTRIES:
+                break
+    return [f"{name} = {raw}" for name, raw in found.items()]
+
+
+def _unattested(rec: Reconciled, occ: Occurrence) -> str:
+    record = f"`{_bind(rec)} --manual {_place(occ, rec.base)} --reason not_logged`"
+    held = holders(rec, occ)
+    if not held:
+        return (f"fits no log entry; add it to a log, record it as typed by hand ({record}), or mark the line "
+                "`% patchwrite: ignore number`")  # fmt: skip
+    return (f"is held by {', '.join(held)}, but nothing around it names that entry (a value alone may match by "
+            f"chance), so it is not bound; name the entry beside the number and rerun `{_bind(rec)}`, or record "
+            f"it as typed by hand: {record}")  # fmt: skip
+
+
+def lock_violations(rec: Reconciled) -> list[Violation]:
+    """Return the lock's findings: binding_mismatch, unbound_number, unattested_number, stale_binding."""
+    out: list[Violation] = []
+    base = rec.base
+    mismatched = {id(occ) for occ, _, _, _ in rec.mismatched}
+    for occ, binding, values, raw in rec.mismatched:
+        message = _mismatch(rec, occ, binding, values, raw)
+        out.append(Violation("binding_mismatch", str(occ.file), occ.number.line, occ.token, message))
+    for bound in rec.result.bound:
+        occ = bound.occurrence
+        if id(occ) not in rec.fresh or id(occ) in mismatched:
+            continue
+        best = _name(bound.best.entry.log, bound.best.entry.at, base)
+        if bound.best.transform == "derived" and bound.best.formula is not None:
+            best = f"{describe(bound.best.formula)} (derived)"
+        if bound.how == "ambiguous":
+            names = list(dict.fromkeys([best, *(_name(c.entry.log, c.entry.at, base) for c in bound.alternatives)]))
+            message = (f"is not in the bindings file and fits several entries alike ({', '.join(names)}): nothing "
+                       "around it tells which it reports; name the entry beside the number and rerun "
+                       f"`{_bind(rec)}`, or record it as typed by hand: `{_bind(rec)} --manual "
+                       f"{_place(occ, base)} --reason TEXT`")  # fmt: skip
+            out.append(Violation("unbound_number", str(occ.file), occ.number.line, occ.token, message))
+        else:
+            message = f"is not in the bindings file; `{_bind(rec)}` binds it to {best}"
+            out.append(Violation("unbound_number", str(occ.file), occ.number.line, occ.token, message, WARNING))
+    ours = {(b.occurrence.file, b.occurrence.number.sentence) for b in rec.result.bound}
+    for occ in rec.result.unattested:
+        if id(occ) in mismatched or id(occ) not in rec.fresh:
+            continue
+        keys = rec.cited.get((occ.file, occ.number.sentence))
+        # as the pool rule: a sentence that also prints a bound number reports this paper's results
+        if keys and (occ.file, occ.number.sentence) not in ours:
+            cited = ", ".join(dict.fromkeys(keys))
+            message = f"fits no log entry; its sentence cites {cited}: reported as that work's result, not checked"
+            out.append(Violation("cited_number", str(occ.file), occ.number.line, occ.token, message, WARNING))
+            continue
+        out.append(Violation("unattested_number", str(occ.file), occ.number.line, occ.token, _unattested(rec, occ)))
+    for binding in rec.stale:
+        name = "typed by hand" if binding.manual else _name(binding.log, binding.at, base)
+        message = f"was bound to {name}, but no such number stands there any more; `{_bind(rec)} --update` drops it"
+        out.append(Violation("stale_binding", str(binding.file), binding.line, binding.token, message, WARNING))
+    out.sort(key=lambda v: (v.file, v.line, v.kind))
+    return out
