@@ -317,8 +317,14 @@ ENTRIES: tuple[Kind, ...] = (
         "error",
         "An empirical number (policy `decimals`: fractions, "
         "percentages, siunitx quantities; `all`: every number in prose and tables) that no declared experimental "
-        "log attests (equal, equal after rounding to its printed precision, or a fraction times 100).",
-        "Fix the number, or add the value to a declared log.",
+        "log attests (equal, equal after rounding to its printed precision, or a fraction times 100). With a "
+        'bindings file: a number with no decision that no entry binds on evidence; the message says "fits no log '
+        'entry" only when no entry holds the value, else it names the entries that hold it and why none was bound.',
+        "Fix the number, or add the value to a declared log. With a bindings file, if an entry holds it and the number "
+        "reports it, name the entry beside the number (its key's words) and run `patchwrite bind ROOT`; a setting, a "
+        "cited or an unlogged number is recorded by hand: `patchwrite bind ROOT --manual FILE:LINE:TOKEN --reason "
+        "setting` (or `cited`, `not_logged`, your own words), and `patchwrite bind ROOT --manual unattested --reason "
+        "not_logged` records every number without a decision at once (review the file's diff).",
         _NO_NUMBER,
     ),
     Kind(
@@ -336,29 +342,38 @@ ENTRIES: tuple[Kind, ...] = (
         "binding_mismatch",
         "numbers",
         "error",
-        "With a bindings file (`patchwrite bind`), a bound number no longer equals its log entry under its transform "
-        "at the printed precision: the number was changed or swapped, or the log was rerun and the paper does not "
-        "follow it. The message names the entry and how it prints.",
-        "Print what the log says (the paper follows its log), or rebind with `patchwrite bind` and review the diff of "
-        "the bindings file.",
+        "With a bindings file (`patchwrite bind`), a number whose reviewed decision no longer holds: a bound number no "
+        "longer equals its log entry under its transform at the printed precision (the number was changed or swapped, "
+        "or the log was rerun and the paper does not follow it), or a number recorded as typed by hand "
+        '(`"transform": "manual"`) is printed differently. The message names the entry and the value it '
+        "prints as, in the number's own form (`which prints as 91.4\\%`), or the recorded number and its reason.",
+        "Print what the log says (the paper follows its log), or put back the number you changed. If the change is "
+        "meant: `patchwrite bind ROOT --update` accepts it and prints each change (`results.tex:3: 91.4\\% -> "
+        "68.2\\%: results.json ours.clean_acc -> results.json baseline.clean_acc`); review and commit the bindings "
+        "file's diff. `patchwrite bind ROOT` alone never changes a reviewed decision: it exits 1 on such a conflict.",
         _NO_NUMBER,
     ),
     Kind(
         "unbound_number",
         "numbers",
         "error or warning",
-        "With a bindings file, an empirical number the file does not bind: a warning when exactly one log entry fits "
-        "it by context (so `patchwrite bind` would bind it), an error when several fit alike (the message lists them).",
-        "Run `patchwrite bind` (and pick the right entry where it warns of alternatives), then commit the file.",
+        "With a bindings file, an empirical number the file has no decision for: a warning when the binder binds it on "
+        "evidence (so `patchwrite bind ROOT` would bind it), an error when several entries fit it alike (each listed "
+        "once): the binder does not guess.",
+        "Warning: run `patchwrite bind ROOT` (it adds the new binding and keeps every other decision) and commit the "
+        "file. Error: name the entry the number reports beside it (its row label, column header or the words of its "
+        "key) and run `patchwrite bind ROOT`, or record the number by hand: `patchwrite bind ROOT --manual "
+        "FILE:LINE:TOKEN --reason TEXT` (FILE:LINE:TOKEN as the finding prints it).",
         _NO_NUMBER,
     ),
     Kind(
         "stale_binding",
         "numbers",
         "warning",
-        "A binding of the bindings file whose number no longer stands in the manuscript (it was removed, or its "
-        "surrounding words changed so much that its anchor matches nothing).",
-        "Run `patchwrite bind` to drop or rebind it.",
+        "A decision of the bindings file whose number no longer stands in the manuscript (it was removed, or its "
+        "place changed so much that its identity, the table, row and column or the sentence's words, matches "
+        "nothing).",
+        "Run `patchwrite bind ROOT --update` to drop it (and bind what now stands there); review the file's diff.",
     ),
     Kind(
         "attested_by_change",

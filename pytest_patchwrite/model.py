@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -72,15 +72,39 @@ class Violation:
         return cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
 
 
-#: violations printed per gate in terminal output; --json and the pytest report keep them all
+#: violations printed per kind and gate in terminal output; --json and the pytest report keep them all
 MAX_PRINTED = 50
+#: kinds printed before the rest: a reviewed decision that no longer holds matters first
+FIRST_KINDS = ("binding_mismatch",)
 
 
-def printed_lines(violations: list[Violation], root: Path | None, where: str, limit: int = MAX_PRINTED) -> list[str]:
-    """Return the first `limit` violations formatted, then `... and N more (all in <where>)` when some are left."""
-    lines = [v.format(root) for v in violations[:limit]]
-    if len(violations) > limit:
-        lines.append(f"... and {len(violations) - limit} more (all in {where})")
+def printed_lines(
+    violations: list[Violation],
+    root: Path | None,
+    where: str,
+    limit: int = MAX_PRINTED,
+    changed: Collection[tuple[str, int]] = (),
+) -> list[str]:
+    """Return the violations formatted, the ones that matter first: `binding_mismatch`, then those on a line an edit
+    or pull request changed (`changed`: (file, line) pairs), then the rest in their order. At most `limit` of each
+    kind are printed; then `... and N more KIND (all in <where>)` per kind that has more."""
+    touched = {(os.path.realpath(f), line) for f, line in changed}
+
+    def rank(v: Violation) -> int:
+        if v.kind in FIRST_KINDS:
+            return 0
+        return 1 if touched and (os.path.realpath(v.file), v.line) in touched else 2
+
+    shown: dict[str, int] = {}
+    lines: list[str] = []
+    left: dict[str, int] = {}
+    for v in sorted(violations, key=rank):  # stable: within a rank, the gate's order
+        if shown.get(v.kind, 0) >= limit:
+            left[v.kind] = left.get(v.kind, 0) + 1
+            continue
+        shown[v.kind] = shown.get(v.kind, 0) + 1
+        lines.append(v.format(root))
+    lines += [f"... and {n} more {kind} (all in {where})" for kind, n in left.items()]
     return lines
 
 

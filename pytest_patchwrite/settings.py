@@ -167,7 +167,8 @@ def add_options(parser: pytest.Parser) -> None:
         dest="patchwrite_bind",
         action="store_true",
         default=False,
-        help="rewrite each manuscript's bindings file (<root>.bindings.json) before the run, as `patchwrite bind` does",
+        help="rewrite each manuscript's bindings file (<root>.bindings.json) before the run, as "
+        "`patchwrite bind --update` does",
     )
     parser.addini("patchwrite_collect", "collect root .tex manuscripts as test items", type="bool", default=True)
     parser.addini("patchwrite_bib", "bibliographies every manuscript may cite from", type="paths", default=[])
