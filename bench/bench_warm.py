@@ -1,6 +1,7 @@
 """Benchmark: a one-line candidate compiled warm (from HEAD's settled auxiliary files) against a cold check.
 
-    python bench/bench_warm.py [--candidates 6] [--only NAME] [--unconfirmed]
+    python bench/bench_warm.py [--candidates 6] [--only NAME] [--paper ROOT ...] [--repeat 3] [--json OUT]
+                               [--unconfirmed | --sequential]
 
 Four documents: the example paper and three generated larger ones (BibTeX with
 natbib, biblatex with biber, many cross-references with hyperref). For each: HEAD
@@ -13,14 +14,20 @@ label; a citation of a key HEAD never cites), and whether every warm verdict
 equalled the cold one. The last line
 is `warm/cold = R` for the BibTeX document. No assertion: timings belong here.
 
-Every passing warm compile is confirmed by one cold first run (warm = cold by
-construction, see CompileGate._first_run_stops); `--unconfirmed` skips that run
-to show what it costs (a measurement only: the gate has no such switch).
+`--paper ROOT` adds a real paper (its tree is copied; its candidates are chosen
+the same way). `--repeat N` measures every document N times and reports the
+median ratio. Every warm compile is confirmed by one cold first run beside it
+(warm = cold by construction, see gates/confirm.py); `--sequential` runs that
+run after the warm one (as on a one-core machine) and `--unconfirmed` skips it,
+to show what each step costs (measurements only: the gate has no such switches).
+Each row also counts the confirmations that disagreed with the warm verdict
+(the candidate then got the cold check: `fallback`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import shutil
 import statistics
@@ -29,7 +36,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pytest_patchwrite.gates import warm
+from pytest_patchwrite.gates import confirm, warm
 from pytest_patchwrite.gates.compile import CompileGate
 from pytest_patchwrite.gates.report import CompileReport
 
@@ -127,8 +134,8 @@ def verdict(report: CompileReport) -> tuple[object, ...]:
     return report.ok, report.violations, report.messages if report.ok else None
 
 
-def measure(name: str, root: Path, count: int) -> float:
-    """Print one document's row; return its warm/cold ratio."""
+def measure(name: str, root: Path, count: int) -> dict[str, object]:
+    """Print one document's row; return its figures (the warm/cold ratio first)."""
     gate = CompileGate(root, use_cache=False)
     warm.STORE.clear()
     head = gate.compile(root)
@@ -158,33 +165,67 @@ def measure(name: str, root: Path, count: int) -> float:
     )
     print(f"{name:<10} {'ok' if head.ok else 'FAILS':<5} {head.runs:>4} {statistics.median(runs):>9.0f} "
           f"{statistics.median(cold_s):>7.2f} {statistics.median(warm_s):>7.2f} {ratio:>7.2f}  "
-          f"{equal}/{len(warm_s) + sum(moved.values())}  {starts}")  # fmt: skip
-    return ratio
+          f"{equal}/{len(warm_s) + sum(moved.values())}  {gate.confirmations_failed}/{gate.confirmations}  "
+          f"{starts}", flush=True)  # fmt: skip
+    return {"ratio": round(ratio, 3), "cold_s": round(statistics.median(cold_s), 3),
+            "warm_s": round(statistics.median(warm_s), 3), "head_ok": head.ok, "cold_runs": statistics.median(runs),
+            "same_verdict": [equal, len(warm_s) + sum(moved.values())],
+            "confirmations": gate.confirmations, "confirmations_disagreed": gate.confirmations_failed,
+            "starts": dict(kinds + moved)}  # fmt: skip
+
+
+def documents(args: argparse.Namespace, tmp: Path) -> list[tuple[str, Path]]:
+    """Return (name, root) of every document to measure, each in a fresh copy under `tmp`."""
+    out = []
+    for name in ("example", "bibtex", "biber", "xrefs"):
+        if args.paper and args.only is None or args.only not in (None, name):
+            continue
+        if name == "example":
+            shutil.copytree(EXAMPLE, tmp / name)
+            out.append((name, tmp / name / "main.tex"))
+        else:
+            out.append((name, generate(name, tmp / name)))
+    for n, paper in enumerate(map(Path, args.paper)):
+        paper = paper.resolve()
+        outputs = shutil.ignore_patterns(".git", "*.aux", "*.log", "*.blg", "*.out", "*.toc", "*.fls", "*.synctex.gz")
+        shutil.copytree(paper.parent, tmp / f"paper{n}", ignore=outputs)
+        out.append((paper.parent.parent.name if paper.parent.name == "paper" else paper.parent.name,
+                    tmp / f"paper{n}" / paper.name))  # fmt: skip
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--candidates", type=int, default=6, help="one-line candidates per document")
     parser.add_argument("--only", choices=("example", "bibtex", "biber", "xrefs"), default=None)
-    parser.add_argument("--unconfirmed", action="store_true", help="skip the cold first run confirming warm passes")
+    parser.add_argument("--paper", action="append", default=[], help="a real paper's root (repeatable)")
+    parser.add_argument("--repeat", type=int, default=1, help="measure each document N times; report the median")
+    parser.add_argument("--json", type=Path, default=None, help="write the figures to this file")
+    parser.add_argument("--unconfirmed", action="store_true", help="skip the cold first run confirming warm runs")
+    parser.add_argument("--sequential", action="store_true", help="run the confirmation after the warm run")
     args = parser.parse_args()
     if args.unconfirmed:
-        CompileGate._first_run_stops = lambda self, engine, work, entry: False  # type: ignore[method-assign]
+        CompileGate._first_run = lambda self, *a, **k: confirm.FirstRun()  # type: ignore[method-assign]
+        confirm.agrees = lambda warm_first, cold_first, linked: True  # type: ignore[assignment]
+    if args.sequential:
+        confirm.cores = lambda: 1
     print(f"{'document':<10} {'HEAD':<5} {'runs':>4} {'cold runs':>9} {'cold s':>7} {'warm s':>7} {'ratio':>7}  "
-          "same verdict  warm starts: one-word candidates; label or new key")  # fmt: skip
-    ratios = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in ("example", "bibtex", "biber", "xrefs"):
-            if args.only not in (None, name):
-                continue
-            if name == "example":
-                shutil.copytree(EXAMPLE, Path(tmp) / name)
-                root = Path(tmp) / name / "main.tex"
-            else:
-                root = generate(name, Path(tmp) / name)
-            ratios[name] = measure(name, root, args.candidates)
-    if "bibtex" in ratios:
-        print(f"warm/cold = {ratios['bibtex']:.2f}")
+          "same verdict  disagreed  warm starts: one-word candidates; label or new key")  # fmt: skip
+    figures: dict[str, list[dict[str, object]]] = {}
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, root in documents(args, Path(tmp)):
+                figures.setdefault(name, []).append(measure(name, root, args.candidates))
+    medians = {name: statistics.median(float(str(f["ratio"])) for f in runs) for name, runs in figures.items()}
+    for name, ratio in medians.items():
+        print(f"{name}: median warm/cold = {ratio:.2f} over {len(figures[name])} run(s)")
+    if args.json is not None:
+        mode = "unconfirmed" if args.unconfirmed else "sequential" if args.sequential else "beside"
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"confirmation": mode, "candidates": args.candidates, "median_ratio": medians,
+                                         "runs": figures}, indent=2) + "\n")  # fmt: skip
+    if "bibtex" in medians:
+        print(f"warm/cold = {medians['bibtex']:.2f}")
 
 
 if __name__ == "__main__":

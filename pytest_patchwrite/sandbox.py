@@ -20,7 +20,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +37,7 @@ class Outcome:
 
     returncode: int | None
     timed_out: bool = False
-    over_limit: str = ""  # which limit stopped it ("disk"), or ""
+    over_limit: str = ""  # which limit stopped it ("disk"), "cancel" when the caller stopped it, or ""
     signal: int = 0  # the signal that ended the tool when we did not send it (its wait status), else 0
     not_started: str = ""  # bwrap's own words when the sandbox never ran the tool (no exit status reported)
     stderr: str = ""  # the start of what the tool (and bwrap) wrote to stderr, at most 16 KiB
@@ -195,6 +195,7 @@ def run(
     confined: bool = True,
     extra_env: dict[str, str] | None = None,
     fonts: FontDirs | None = None,
+    cancel: threading.Event | None = None,
 ) -> Outcome:
     """Return how `tool options operands` ended, run in `cwd` (below `tree`), `tree` its only writable place.
 
@@ -204,17 +205,36 @@ def run(
     Confined: inside bubblewrap, `tree` mounted at `TREE`. Not confined (a
     trusted run, or where the caller decided so): the same environment and
     limits, in the real directory. The whole process tree is killed at
-    `deadline` (a `time.monotonic()` value) or when it writes more than
-    `limits.disk_bytes` into `tree` (and the job's font directory, `fonts.var`).
+    `deadline` (a `time.monotonic()` value), when it writes more than
+    `limits.disk_bytes` into `tree` (and the job's font directory, `fonts.var`),
+    or when `cancel` is set (the caller no longer needs the answer: `Outcome.over_limit` is then "cancel").
     """
     limits = limits or Limits()
     install_signal_handlers()
+    job = _spawn(lambda info, status: command(tool, options, operands, tree, cwd or tree, limits, confined, extra_env,
+                                              info, fonts, status), limits, confined)  # fmt: skip
+    writable = [tree, fonts.var] if confined and fonts is not None else [tree]
+    why = _supervise(job, deadline, limits, writable, cancel)
+    return _outcome(job, why, confined)
+
+
+@dataclass
+class _Job:
+    """A started sandbox: the process, the reader of its stderr and the pipe of bwrap's exit status (confined)."""
+
+    proc: subprocess.Popen[bytes]
+    stderr: _Drain
+    status_read: int  # -1 when not confined
+    info_read: int  # where bwrap reports its sandbox's init (-1 when not confined)
+
+
+def _spawn(build: Callable[[int | None, int | None], tuple[list[str], dict[str, str], str]], limits: Limits,
+           confined: bool) -> _Job:  # fmt: skip
+    """Start what `build(info_fd, status_fd)` returns (`sandboxcmd.command`), register it as live and return it."""
     info_read, info_write = os.pipe() if confined else (-1, -1)
     status_read, status_write = os.pipe() if confined else (-1, -1)
     try:
-        argv, env, run_cwd = command(tool, options, operands, tree, cwd or tree, limits, confined, extra_env,
-                                      info_write if confined else None, fonts,
-                                      status_write if confined else None)  # fmt: skip
+        argv, env, run_cwd = build(info_write if confined else None, status_write if confined else None)
     except BaseException:
         if confined:
             for fd in (info_read, info_write, status_read, status_write):
@@ -235,9 +255,15 @@ def run(
         if confined:
             os.close(info_write)
             os.close(status_write)
-    stderr = _Drain(proc.stderr)
+    job = _Job(proc, _Drain(proc.stderr), status_read, info_read)
     with _live_lock:
         _live_procs.add(proc)
+    return job
+
+
+def _supervise(job: _Job, deadline: float, limits: Limits, writable: list[Path], cancel: threading.Event | None) -> str:
+    """Wait for the job to end; return why we killed it ("timeout", "disk", "cancel") or "" when it ended itself."""
+    proc = job.proc
     stopped = {"why": ""}
 
     def kill(why: str) -> None:
@@ -248,21 +274,25 @@ def run(
     timer = threading.Timer(max(0.05, deadline - time.monotonic()), kill, args=("timeout",))
     timer.daemon = True
     timer.start()
-    if confined:  # until bwrap reports it (right after it starts), a kill takes bwrap's process group
-        _INNER[proc.pid] = _read_child_pid(info_read)
+    if job.info_read >= 0:  # until bwrap reports it (right after it starts), a kill takes bwrap's process group
+        _INNER[proc.pid] = _read_child_pid(job.info_read)
     done = threading.Event()
-    writable = [tree, fonts.var] if confined and fonts is not None else [tree]
 
     def over_disk() -> bool:
         return sum(tree_bytes(place, limits.disk_bytes) for place in writable) > limits.disk_bytes
 
-    def watch_disk() -> None:
-        while not done.wait(0.2):
-            if over_disk():
+    def watch() -> None:
+        ticks = 0
+        while not done.wait(0.05 if cancel is not None else 0.2):
+            ticks += 1
+            if cancel is not None and cancel.is_set():
+                kill("cancel")
+                return
+            if (cancel is None or ticks % 4 == 0) and over_disk():
                 kill("disk")
                 return
 
-    watcher = threading.Thread(target=watch_disk, daemon=True)
+    watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     try:
         proc.wait()
@@ -277,17 +307,22 @@ def run(
         _INNER.pop(proc.pid, None)
     if not stopped["why"] and over_disk():
         stopped["why"] = "disk"
-    errors = stderr.text()
-    status = _read_status(status_read) if confined else b""
-    returncode = proc.returncode
-    signum = 0 if stopped["why"] else _signal_of(returncode, confined)
+    return stopped["why"]
+
+
+def _outcome(job: _Job, why: str, confined: bool) -> Outcome:
+    """Return how the job ended, from why we stopped it (`_supervise`), its exit status and bwrap's report."""
+    errors = job.stderr.text()
+    status = _read_status(job.status_read) if confined else b""
+    returncode = job.proc.returncode
+    signum = 0 if why else _signal_of(returncode, confined)
     not_started = ""
-    if confined and not stopped["why"] and not signum and b'"exit-code"' not in status:
+    if confined and not why and not signum and b'"exit-code"' not in status:
         # bwrap reports an exit status only once the sandbox ran the tool: without one, bwrap itself failed
         said = [line for line in errors.splitlines() if line.startswith("bwrap: ")]
         not_started = said[-1].removeprefix("bwrap: ") if said else f"bwrap exited with status {returncode}"
-    return Outcome(returncode, stopped["why"] == "timeout", "disk" if stopped["why"] == "disk" else "",
-                   signum, not_started, errors)  # fmt: skip
+    over = why if why in ("disk", "cancel") else ""
+    return Outcome(returncode, why == "timeout", over, signum, not_started, errors)
 
 
 def _signal_of(returncode: int | None, confined: bool) -> int:

@@ -16,7 +16,7 @@ from conftest import require_ctex, require_tool
 
 from pytest_patchwrite.corpus import DOCUMENTS, FAULTS, FaultNotApplicable, inject, materialize
 from pytest_patchwrite.edit import apply_edit
-from pytest_patchwrite.gates import warm
+from pytest_patchwrite.gates import confirm, warm
 from pytest_patchwrite.gates.compile import CompileGate
 from pytest_patchwrite.gates.report import CompileReport
 from pytest_patchwrite.model import PatchContext
@@ -155,6 +155,77 @@ def test_a_first_run_error_hidden_by_heads_aux_falls_back(tmp_path: Path) -> Non
     # a candidate whose first cold run is clean keeps its warm start, confirmed by that one run
     assert compare(gate, root, {root: head.replace("Hello.", "Hello there.")}).start == "warm"
     assert (gate.confirmations, gate.confirmations_failed) == (2, 1)
+
+
+PWOK = (
+    "\\documentclass{article}\n\\makeatletter\n\\AtEndDocument{\\immediate\\write\\@mainaux{\\gdef\\string\\pwok{ok}}}\n"
+    "\\makeatother\n\\begin{document}\nHello.\n\\end{document}\n"
+)
+
+
+def test_the_confirmation_runs_beside_or_after_the_warm_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for cores in (1, 2):  # one core: after the warm run; more: beside it
+        monkeypatch.setattr(confirm, "cores", lambda cores=cores: cores)
+        (tmp_path / str(cores)).mkdir()
+        warm.STORE.clear()
+        gate, root = compiled_head(tmp_path / str(cores), PWOK)
+        candidate = PWOK.replace("Hello.", "Hello. \\ifx\\pwok\\undefined\\undefinedmacroxyz\\fi")
+        assert compare(gate, root, {root: candidate}).start == "fallback"
+        assert compare(gate, root, {root: PWOK.replace("Hello.", "Hello there.")}).start == "warm"
+        assert (gate.confirmations, gate.confirmations_failed) == (2, 1)
+
+
+def test_a_warm_failure_that_only_heads_aux_causes_falls_back(tmp_path: Path) -> None:
+    writes = "\\AtEndDocument{\\immediate\\write\\@mainaux{\\gdef\\string\\pwbad{\\string\\undefinedmacroxyz}}}\n"
+    gate, root = compiled_head(tmp_path, PWOK.replace("\\makeatother", writes + "\\makeatother"))
+    # the candidate stops writing \pwbad and expands it when defined: HEAD's .aux defines it, a cold check never does
+    candidate = PWOK.replace("Hello.", "Hello. \\ifx\\pwbad\\undefined\\else\\pwbad\\fi")
+    report = compare(gate, root, {root: candidate})
+    assert (report.start, report.ok) == ("fallback", True)
+
+
+def test_a_prose_only_edit_can_reach_code_that_tests_heads_aux(tmp_path: Path) -> None:
+    # why no edit is exempt from the confirmation: HEAD's own code errs without its .aux only past page one
+    trap = "\\par\\ifnum\\value{page}>1 \\ifx\\pwok\\undefined\\undefinedmacroxyz\\fi\\fi\n\\end{document}"
+    head = PWOK.replace("\\end{document}", trap)
+    gate, root = compiled_head(tmp_path, head)
+    prose = " ".join(["words of plain prose"] * 300)  # no command, no special character: two pages
+    report = compare(gate, root, {root: head.replace("Hello.", prose)})
+    assert (report.start, report.ok, report.violations[0].kind) == ("fallback", False, "undefined_control_sequence")
+
+
+def test_a_font_only_a_cold_run_embeds_is_confirmed_in_a_normal_run(tmp_path: Path) -> None:
+    # draft mode embeds no font: this candidate's cold first run fails on writing the PDF alone
+    gate, root = compiled_head(tmp_path, PWOK)
+    candidate = PWOK.replace("Hello.", "Hello. \\ifx\\pwok\\undefined\\pdfmapline{=cmr10 CMR10 <./nofont.pfb}\\fi")
+    report = compare(gate, root, {root: candidate})
+    assert (report.start, report.ok) == ("fallback", False)
+
+
+def test_a_run_that_writes_into_a_shared_input_voids_the_confirmation(tmp_path: Path) -> None:
+    (tmp_path / "data.tex").write_text("Data.\n")
+    head = PWOK.replace("Hello.", "Hello. \\input{data.tex}")
+    gate, root = compiled_head(tmp_path, head)
+    writes = "\\newwrite\\w\\immediate\\openout\\w=data.tex\\immediate\\write\\w{Fresh.}\\immediate\\closeout\\w"
+    report = compare(gate, root, {root: head.replace("Hello.", "Hello. " + writes)})
+    # the two job directories share data.tex's inode: a write into it leaves nothing to compare
+    assert (report.start, report.ok) == ("fallback", True)
+    assert (tmp_path / "data.tex").read_text() == "Data.\n"
+
+
+def test_linked_trees_tell_a_write_into_a_shared_file(tmp_path: Path) -> None:
+    source, target = tmp_path / "a", tmp_path / "b"
+    (source / "sub").mkdir(parents=True)
+    (source / "sub" / "x.tex").write_text("x")
+    (source / "link").symlink_to("sub/x.tex")
+    linked = confirm.link_tree(source, target)
+    linked.seal()
+    assert (target / "sub" / "x.tex").read_text() == "x" and (target / "link").is_symlink()
+    assert linked.intact()
+    (source / "sub" / "new.aux").write_text("new files are private")
+    assert linked.intact()
+    (source / "sub" / "x.tex").write_text("y")  # through the other name: the same inode
+    assert not linked.intact()
 
 
 def test_biblatex_with_biber(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -16,7 +17,7 @@ from ..paths import Boundary
 from ..pdftext import PDF_SECONDS, read_pdf
 from ..sandboxlimits import Limits
 from ..texlog import ERROR, LogMessage, Recording, needs_rerun, parse_blg, parse_tex_log
-from . import cachetrust, fontcache, mirror, outcomes, record, verdicts, warm
+from . import cachetrust, confirm, fontcache, mirror, outcomes, record, verdicts, warm
 from .located import located_violations, relocate
 from .report import PACKAGE_OF, CompileReport, EngineMissing
 from .rerun import aux_state, bib_tool_input, failed, read_log, settling
@@ -73,7 +74,8 @@ class CompileGate:
         self.compiles = 0
         self.cache_hits = 0
         self.cache_rejected = 0  # entries on disk whose HMAC did not verify, ignored
-        # warm = cold: passing warm compiles confirmed by a cold first run, and those it sent back to a cold compile
+        # warm = cold: warm compiles confirmed by a cold first run beside them, and those it sent back to a cold
+        # compile (gates.confirm)
         self.confirmations = 0
         self.confirmations_failed = 0
         self._fonts: sandboxcmd.FontDirs | None = None  # the current compile's (fontcache)
@@ -179,14 +181,11 @@ class CompileGate:
                     (work / root.name).rename(work / entry)
                 if warm_start and self.warm_starts:
                     start = self._warm_start(engine, warm.head_sources(manuscript, copied), root, rejected)
-                pristine = self._pristine(tree, work, stack) if start.state else None
-                start.seeded = warm.seed(work, start.state) if start.state else {}
                 start.bib = start.kept_bib(sources)
-                report = self._run(engine, work, root, JOB, entry, start)
-                if report.ok and pristine is not None and start.kind != "fallback":
-                    if self._first_run_stops(engine, pristine, entry):
-                        start.kind = "fallback"  # warm = cold: a cold check stops at its first run's error
-                        self.confirmations_failed += 1
+                if start.state is not None:
+                    report = self._run_confirmed(engine, tree, work, root, entry, start, stack)
+                else:
+                    report = self._run(engine, work, root, JOB, entry, start)
                 if report.ok and self.pdf_sink is not None and start.kind != "fallback":
                     self.pdf_sink(work / f"{JOB}.pdf", key)
                 if report.ok and start.kind != "fallback" and self.warm_starts:
@@ -206,26 +205,42 @@ class CompileGate:
             self._cache_put(key, report, root.parent)
         return report
 
-    @staticmethod
-    def _pristine(tree: Path, work: Path, stack: ExitStack) -> Path:
-        """Return `work` copied, before a warm start seeds it, into a second job directory (closed with `stack`)."""
+    def _run_confirmed(
+        self, engine: str, tree: Path, work: Path, root: Path, entry: str, start: warm.Start, stack: ExitStack
+    ) -> CompileReport:
+        """Return the report of a warm start, confirmed by a cold first run beside it (gates.confirm); on any
+        disagreement `start.kind` is "fallback" and the caller compiles again cold."""
         other = stack.enter_context(sandbox.job_directory())
-        shutil.copytree(tree, other, symlinks=True, dirs_exist_ok=True)
-        return other / work.relative_to(tree)
-
-    def _first_run_stops(self, engine: str, work: Path, entry: str) -> bool:
-        """Return whether a cold check's first run, without the kept auxiliary files, stops at an error.
-
-        A warm start reads HEAD's `.aux`; a candidate whose first cold run fails on what only that `.aux` defines
-        (`\\ifx\\pwok\\undefined`) would pass warm and fail cold. One engine run on a pristine copy tells.
-        """
+        linked = confirm.link_tree(tree, other)  # before the seed: the cold run's job directory holds no state
+        assert start.state is not None
+        start.seeded = warm.seed(work, start.state)
+        linked.seal()
+        fonts = stack.enter_context(fontcache.job_fonts(not self.trusted and sandboxcmd.available()))
+        cold_work = other / work.relative_to(tree)
+        check = confirm.Confirmation(lambda cancel: self._first_run(engine, cold_work, entry, fonts, cancel),
+                                     parallel=confirm.cores() > 1)  # fmt: skip
+        try:
+            report = self._run(engine, work, root, JOB, entry, start)
+        except BaseException:
+            check.cancel()
+            raise
+        if start.kind == "fallback":
+            check.cancel()  # the compile starts again cold: the answer is not needed
+            return report
         self.confirmations += 1
+        if not confirm.agrees(start.first_errors, check.result(), linked):
+            start.kind = "fallback"  # warm = cold: the cold check decides from scratch
+            self.confirmations_failed += 1
+        return report
+
+    def _first_run(
+        self, engine: str, work: Path, entry: str, fonts: sandboxcmd.FontDirs | None, cancel: threading.Event
+    ) -> confirm.FirstRun:
+        """Return how a cold check's first run ends on `work` (no kept auxiliary files): run from another thread."""
         log = work / f"{JOB}.log"
-        if not self._call(engine, _engine_options(JOB), [entry], work, time.monotonic() + self.timeout, log):
-            return True  # a limit or the deadline: the cold check decides from scratch
-        read = record.recording(work, JOB).inputs
-        messages = parse_tex_log(read_log(log), entry, lambda f: (work / f).is_file() or Path(f).is_file(), read)
-        return failed(messages, allow_no_output=bib_tool_input(work, JOB)[0] is not None)
+        deadline = time.monotonic() + self.timeout
+        _, stopped = self._tool(engine, _engine_options(JOB), [entry], work, deadline, log, fonts, cancel)
+        return confirm.FirstRun(stopped) if stopped else confirm.judged(work, JOB, entry)
 
     def _copy(self, manuscript: Manuscript, tree: Path) -> tuple[Path, dict[str, bytes]]:
         """Copy the manuscript into `tree`; return (its directory there, {relpath: sha256}).
@@ -245,8 +260,34 @@ class CompileGate:
         bibliography tool last read (its .aux lines or the .bcf): None on a cold start, else the kept state's.
         """
         deadline = time.monotonic() + self.timeout
-        options = _engine_options(job)
         report = CompileReport(ok=False, engine=engine, start=start.kind)
+        settled = self._settle(report, work, job, entry, start, deadline)
+        if settled is None:
+            return report  # the first warm run showed the kept state: the caller starts again cold
+        messages, recorded, asked = settled
+        if start.seeded and (report.unsettled or report.timed_out or report.limit):
+            start.kind = "fallback"  # a cold check's cap and deadline count from an empty state
+        record.fill(report, work, root.name, job, entry, recorded, asked, messages, self.resolve)
+        report.messages = [relocate(m, work, root.parent, {entry: root.name, JOB: root.name}, JOB) for m in messages]
+        making_fonts = report.timed_out and self._fonts is not None and fontcache.running(self._fonts.var)
+        report.violations = located_violations(report, root, self.timeout, self.max_runs, making_fonts, self._texts)
+        if report.limit:
+            elapsed = time.monotonic() - deadline + self.timeout
+            message = outcomes.limit_message(report.limit, self.limits, elapsed)
+            report.violations = [Violation("sandbox_limit", str(root), 0, report.limit, message)]
+        report.ok = not failing(report.violations)
+        if report.ok and self.extract_text:
+            # the sandbox is temporary: read it now, in a child process bounded by the gate's own timeout
+            found = read_pdf(work / f"{job}.pdf", seconds=min(self.timeout, PDF_SECONDS))
+            report.pdf_text, report.pdf_note = found.text, found.note
+        return report
+
+    def _settle(
+        self, report: CompileReport, work: Path, job: str, entry: str, start: warm.Start, deadline: float
+    ) -> tuple[list[LogMessage], Recording, tuple[str | None, str | None] | None] | None:
+        """Run the loop of `_run`; return the last run's messages, its record and the bibliography tool it asked
+        for (None when not read), or None when a warm start has to start again cold (`start.kind` says so)."""
+        options = _engine_options(job)
         messages: list[LogMessage] = []
         recorded = Recording()
         asked: tuple[str | None, str | None] | None = None  # the tool and its input after the last run, once read
@@ -255,7 +296,7 @@ class CompileGate:
         before = aux_state(work) if self.resolve else {}  # one pass reads nothing back
         while True:
             asked = None
-            if not self._call(engine, options, [entry], work, deadline, work / f"{job}.log"):
+            if not self._call(report.engine, options, [entry], work, deadline, work / f"{job}.log"):
                 self._stopped(report)
                 break
             report.runs += 1
@@ -265,13 +306,16 @@ class CompileGate:
             messages = parse_tex_log(log, entry, lambda f: (work / f).is_file() or Path(f).is_file(), recorded.inputs)
             if start.seeded and report.runs == 1 and start.shows_state(messages, work):
                 start.kind = "fallback"
-                return report
+                return None
             if not self.resolve:
                 break  # one pass: the paper's stress harness judges the first run only
             tool, wanted = asked = bib_tool_input(work, job)
             # a document of only \nocite{*} and \printbibliography has no pages until the tool has run
             bib_pending = tool is not None and wanted != start.bib
-            if failed(messages, allow_no_output=bib_pending):
+            stops = failed(messages, allow_no_output=bib_pending)
+            if report.runs == 1:
+                start.first_errors = confirm.errors(messages) if stops else []
+            if stops:
                 break  # the verdict cannot change: a later run stops at the same error
             after = aux_state(work)
             rerun = needs_rerun(log) or settling(before, after, log)
@@ -295,34 +339,7 @@ class CompileGate:
                 break
             if start.seeded:
                 report.start = start.kind = "warm+"
-        if start.seeded and (report.unsettled or report.timed_out or report.limit):
-            start.kind = "fallback"  # a cold check's cap and deadline count from an empty state
-        read_files = record.tree_inputs(recorded, work, job)
-        report.inputs = [root.name if rel == entry else rel for rel in read_files]
-        typeset = record.typeset_inputs(read_files, read_log(work / f"{job}.log"), recorded) if read_files else []
-        report.typeset = [root.name if rel == entry else rel for rel in typeset]
-        tool = (asked or bib_tool_input(work, job))[0]
-        names, cited = record.bib_record(work, job, tool, recorded)
-        own, defined, report.cites_recorded = record.job_definitions(work, job, names, recorded)
-        report.bibliographies = [name for name in names if name not in own]  # the job's own: never the checkout's
-        unresolved = {m.token for m in messages if m.kind == "undefined_citation"}
-        report.defined = [key for key in defined if key not in unresolved] if self.resolve else []
-        report.cited = cited if self.resolve else []
-        pdf = work / f"{job}.pdf"
-        report.pdf_bytes = pdf.stat().st_size if pdf.exists() else 0
-        report.messages = [relocate(m, work, root.parent, {entry: root.name, JOB: root.name}, JOB) for m in messages]
-        making_fonts = report.timed_out and self._fonts is not None and fontcache.running(self._fonts.var)
-        report.violations = located_violations(report, root, self.timeout, self.max_runs, making_fonts, self._texts)
-        if report.limit:
-            elapsed = time.monotonic() - deadline + self.timeout
-            message = outcomes.limit_message(report.limit, self.limits, elapsed)
-            report.violations = [Violation("sandbox_limit", str(root), 0, report.limit, message)]
-        report.ok = not failing(report.violations)
-        if report.ok and self.extract_text:
-            # the sandbox is temporary: read it now, in a child process bounded by the gate's own timeout
-            found = read_pdf(pdf, seconds=min(self.timeout, PDF_SECONDS))
-            report.pdf_text, report.pdf_note = found.text, found.note
-        return report
+        return messages, recorded, asked
 
     def _stopped(self, report: CompileReport) -> None:
         if self._stop == "timeout":
@@ -336,6 +353,23 @@ class CompileGate:
         """Run one tool in the sandbox on the job directory holding `work`. Return False on timeout or a limit.
 
         Raise EnvironmentFault when the machine stopped it (gates.outcomes)."""
+        self._outcome, self._stop = self._tool(tool, options, operands, work, deadline, log, self._fonts)
+        return not self._stop
+
+    def _tool(
+        self,
+        tool: str,
+        options: list[str],
+        operands: list[str],
+        work: Path,
+        deadline: float,
+        log: Path | None,
+        fonts: sandboxcmd.FontDirs | None,
+        cancel: threading.Event | None = None,
+    ) -> tuple[sandbox.Outcome, str]:
+        """Return how one tool run ended and what stopped it ("" when it ended itself; see `outcomes.judge`).
+
+        Touches no state of the gate: the confirmation runs it from another thread."""
         if shutil.which(tool) is None:
             raise EngineMissing(f"{tool} is not installed (Debian package {PACKAGE_OF.get(tool, tool)})")
         tree = sandbox.owning_job_directory(work) or work
@@ -343,10 +377,10 @@ class CompileGate:
         # confined, kpathsea opens `../` and absolute names (the sandbox holds nothing else to open; sandbox.py)
         oom_before = envfaults.oom_kills()
         outcome = sandbox.run(tool, options, operands, tree, cwd=work, deadline=deadline, limits=self.limits,
-                              confined=confined, fonts=self._fonts)  # fmt: skip
-        self._outcome = outcome
-        self._stop = outcomes.judge(tool, outcome, self.limits, tree, log, oom_before)
-        return not self._stop
+                              confined=confined, fonts=fonts, cancel=cancel)  # fmt: skip
+        if outcome.over_limit == "cancel":
+            return outcome, "cancel"
+        return outcome, outcomes.judge(tool, outcome, self.limits, tree, log, oom_before)
 
     def _warm_start(self, engine: str, copied: dict[str, bytes], root: Path, rejected: list[str]) -> warm.Start:
         """Return a start from the state kept for HEAD (the files on disk), else for the latest compile of `root`."""

@@ -13,11 +13,15 @@ import html
 import os
 import re
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from .. import sandbox, sandboxcmd
 from ..bib import parse_bib_text
-from ..texlog import Recording, log_inputs, parse_fls
-from .rerun import read_log
+from ..texlog import LogMessage, Recording, log_inputs, parse_fls
+from .rerun import bib_tool_input, read_log
+
+if TYPE_CHECKING:
+    from .report import CompileReport
 
 _BIBDATA = re.compile(r"\\bibdata\{(?P<names>[^}]*)\}")
 _DATASOURCE = re.compile(r"<bcf:datasource\b(?P<attrs>[^>]*)>(?P<name>[^<]*)</bcf:datasource>")
@@ -144,3 +148,33 @@ def job_definitions(work: Path, job: str, names: list[str], record: Recording) -
     for name in sorted(n for n in written if n.endswith(".aux")):
         keys.update((_as_read(m.group("key").strip()), None) for m in _BIBCITE.finditer(read_log(work / name)))
     return own, [key for key in keys if key], cites_recorded
+
+
+def fill(
+    report: CompileReport,
+    work: Path,
+    root_name: str,
+    job: str,
+    entry: str,
+    recorded: Recording,
+    asked: tuple[str | None, str | None] | None,
+    messages: list[LogMessage],
+    resolve: bool,
+) -> None:
+    """Put the engine's record of the last run into `report`: the files it read and typeset, the bibliographies,
+    the keys it cited and defined (when `resolve`; `messages`: the last run's) and the PDF's size; paths relative
+    to the root's directory, `entry` (the root's name in the sandbox) as `root_name`. `asked`: the bibliography
+    tool and its input, when already read."""
+    read_files = tree_inputs(recorded, work, job)
+    report.inputs = [root_name if rel == entry else rel for rel in read_files]
+    typeset = typeset_inputs(read_files, read_log(work / f"{job}.log"), recorded) if read_files else []
+    report.typeset = [root_name if rel == entry else rel for rel in typeset]
+    tool = (asked or bib_tool_input(work, job))[0]
+    names, cited = bib_record(work, job, tool, recorded)
+    own, defined, report.cites_recorded = job_definitions(work, job, names, recorded)
+    report.bibliographies = [name for name in names if name not in own]  # the job's own: never the checkout's
+    unresolved = {m.token for m in messages if m.kind == "undefined_citation"}
+    report.defined = [key for key in defined if key not in unresolved] if resolve else []
+    report.cited = cited if resolve else []
+    pdf = work / f"{job}.pdf"
+    report.pdf_bytes = pdf.stat().st_size if pdf.exists() else 0

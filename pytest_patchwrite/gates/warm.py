@@ -80,6 +80,7 @@ class Start:
     seeded: dict[str, int] = field(default_factory=dict)
     kind: str = "cold"
     bib: str | None = None  # what the bibliography tool last read (the .aux lines or the .bcf), as the loop goes
+    first_errors: list[LogMessage] = field(default_factory=list)  # what the first run stopped at (gates.confirm)
 
     def kept_bib(self, sources: dict[str, bytes]) -> str | None:
         """Return what the kept `.bbl` was made from, or None when a file the bibliography tool reads has changed."""
@@ -139,6 +140,7 @@ def seed(work: Path, state: WarmState) -> dict[str, int]:
         if not path.resolve().is_relative_to(work.resolve()):
             continue  # a state is ours, but never let a name leave the job directory
         path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)  # a new inode: the confirmation's job directory may hold a link to this one
         path.write_bytes(data)
         written[rel] = path.stat().st_mtime_ns
     return written
