@@ -9,21 +9,35 @@ Each subcommand lives in its own module (`commands/<name>.py`, `autoraters/cli.p
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
 from collections.abc import Sequence
+from types import ModuleType
 
 from . import __version__
-from .autoraters import cli as rate
-from .commands import apply, bind, check, clean, diff, explain, inject, live_stress, mcp, number, propose, stress
 from .commands.common import EXIT_FAILED, EXIT_INTERNAL, EXIT_USAGE, one_line
 from .errors import EnvironmentFault, PatchwriteError
 from .gates.report import EngineMissing
-from .proposers.base import ProposerError
 
-#: the subcommands in the order `--help` lists them
-COMMANDS = (number, apply, check, bind, clean, inject, stress, diff, propose, live_stress, mcp, rate, explain)
+#: the subcommands in the order `--help` lists them, and their modules: each imported only when it runs (or for
+#: `--help`), so `patchwrite apply` does not import what only `bind` or `mcp` use
+COMMANDS = {
+    "number": "pytest_patchwrite.commands.number",
+    "apply": "pytest_patchwrite.commands.apply",
+    "check": "pytest_patchwrite.commands.check",
+    "bind": "pytest_patchwrite.commands.bind",
+    "clean": "pytest_patchwrite.commands.clean",
+    "inject": "pytest_patchwrite.commands.inject",
+    "stress": "pytest_patchwrite.commands.stress",
+    "diff": "pytest_patchwrite.commands.diff",
+    "propose": "pytest_patchwrite.commands.propose",
+    "live-stress": "pytest_patchwrite.commands.live_stress",
+    "mcp": "pytest_patchwrite.commands.mcp",
+    "rate": "pytest_patchwrite.autoraters.cli",
+    "explain": "pytest_patchwrite.commands.explain",
+}
 REPORT_HINT = "this is a bug in patchwrite; please report it with the command that triggered it"
 
 
@@ -37,29 +51,44 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"patchwrite: error: {f'{place}: ' if place else ''}{problem}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser of every subcommand."""
+def command_modules(argv: Sequence[str] | None = None) -> list[ModuleType]:
+    """Return the modules of the subcommands a parser for `argv` needs: the one it names, else every one."""
+    named = [arg for arg in argv or () if not arg.startswith("-")][:1]
+    names = named if named and named[0] in COMMANDS else list(COMMANDS)
+    return [importlib.import_module(COMMANDS[name]) for name in names]
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """Return the argument parser of the subcommand `argv` names (of every subcommand when it names none)."""
     parser = _Parser(prog="patchwrite", description="Bounded, gated edits of LaTeX manuscripts.")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for module in COMMANDS:
+    for module in command_modules(argv):
         module.register(sub)
     for command in sub.choices.values():  # `patchwrite apply --debug ...` as well as `patchwrite --debug apply ...`
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
 
 
+def _input_errors() -> tuple[type[Exception], ...]:
+    """Return the exceptions that are bad input or a missing tool (exit 2); a model's own error only once a command
+    imported the proposers (nothing else raises it)."""
+    proposers = sys.modules.get("pytest_patchwrite.proposers.base")
+    return (PatchwriteError, EngineMissing) + ((proposers.ProposerError,) if proposers is not None else ())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return its exit code (0 pass, 1 rejected/failed, 2 input error, 3 internal error)."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
     except EnvironmentFault as exc:
         print(f"patchwrite: environment error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    except (PatchwriteError, ProposerError, EngineMissing) as exc:
+    except _input_errors() as exc:
         print(f"patchwrite: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -159,3 +159,19 @@ def test_version() -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"patchwrite {__version__}"
     assert __version__.count(".") == 2  # pyproject.toml reads it from here
+
+
+def test_an_apply_process_imports_only_what_apply_uses(doc: Path, tmp_path: Path) -> None:
+    edit = tmp_path / "edit.txt"
+    edit.write_text("EDIT 0 0\nx\n")  # rejected at parse: the process ends right after the parser ran
+    script = (
+        "import sys\nfrom pytest_patchwrite.cli import main\ncode = main(sys.argv[1:])\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('pytest_patchwrite.commands.bind', "
+        "'pytest_patchwrite.mcpserver', 'pytest_patchwrite.autoraters', 'pytest_patchwrite.proposers', "
+        "'pytest_patchwrite.corpus', 'pytest_patchwrite.pages'))))\nsys.exit(code)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, "apply", str(doc), str(edit)], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (1, "[]"), done.stderr
+    listed = subprocess.run([sys.executable, "-m", "pytest_patchwrite.cli", "--help"], capture_output=True, text=True)
+    assert all(name in listed.stdout for name in ("apply", "bind", "mcp", "rate", "live-stress"))
