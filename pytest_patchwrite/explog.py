@@ -6,6 +6,7 @@ How a log is read once per check (held, or streamed when large) is `logread`'s; 
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -147,12 +148,39 @@ def parse_document(path: Path, text: str) -> Any:
     """Return the parsed JSON, TOML or YAML document of a log (numbers kept as printed: `_Leaf`, Decimal)."""
     suffix = path.suffix.lower()
     if suffix == ".json":
-        return _json(text, path)
+        return _json_or_lines(text, path)
     if suffix == ".toml":
         import tomllib
 
         return tomllib.loads(text, parse_float=Decimal)
     return _yaml(text, path)
+
+
+def _json_or_lines(text: str, path: Path) -> Any:
+    """Return a `.json` log's document, or the list of its records when it holds one JSON value per line."""
+    try:
+        return _json(text, path)
+    except InputError as exc:
+        if "(Extra data" not in exc.problem:
+            raise
+    try:  # a complete value, then more: a profiler's export of one object per line
+        return list(jsonl_records(path, [text]))
+    except InputError as exc:
+        raise InputError(path, f"{exc.problem} (read as JSON Lines: it holds more than one JSON value)",
+                         line=exc.line) from None  # fmt: skip
+
+
+def starts_jsonl(head: str) -> bool:
+    """Return whether the start of a `.json` log reads as JSON Lines: a first line holding a whole JSON value, then
+    another non-blank line (`head`: at least its first line; what more there is of the file)."""
+    lines = [line for line in head.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return False
+    try:
+        json.loads(lines[0])
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def jsonl_records(path: Path, pieces: Iterable[str]) -> Iterator[Any]:

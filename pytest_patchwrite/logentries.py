@@ -2,9 +2,10 @@
 
 `explog` gives the pool of every value a set of logs holds; this module gives each value its
 place, so a printed number can be bound to exactly one of them: `test.accuracy` and
-`runs[3].acc` for JSON, YAML and TOML, `row 3, column acc` for CSV/TSV (plus the row's
-label, its first non-numeric cell), `line 12` for a text log. Values keep the text the log
-writes. Logs read line by line (CSV/TSV, JSON Lines, text) are parsed piece by piece
+`runs[3].acc` for JSON, YAML and TOML (and JSON Lines, a `.json` of one value per line too),
+`row 3 (model=Ours), column acc` for CSV/TSV (`csvlog`: the row's label is its first cell that is no
+number), `line 12` for a text log. Numeric strings (`"91.4%"`, `"1,234"`, `"27.2B"`) are values with a
+unit. Values keep the text the log writes. Logs read line by line (CSV/TSV, JSON Lines, text) are parsed piece by piece
 (`streamread.Streamed` pieces, or the one text of a small log); a caller that only needs the values
 near some printed numbers passes a `numeric.Sieve`, so a log of a million rows is never held in
 memory, as text or as entries. `logread` decides how a log is read and caches by content.
@@ -12,31 +13,23 @@ memory, as text or as entries. `logread` decides how a log is read and caches by
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
-from .explog import _NUMERIC, _Leaf, jsonl_records
-from .numeric import Sieve
+from .explog import _NUMERIC, _Leaf
+from .numeric import Sieve, numeric_string, shift
 
-#: cells of one CSV log kept without a filter (past it only column statistics are kept)
-MAX_KEPT_CELLS = 200_000
 _WORD = re.compile(r"[A-Za-z][A-Za-z_]*")
 _LINE_AT = re.compile(r"^line (\d+)")
 _RECORD_AT = re.compile(r"^\[(\d+)\]")
 # a line break other than "\n" and "\r\n" (str.splitlines counts these too)
 _ODD_BREAK = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]|\r(?!\n)")
 _IDENT = re.compile(r"^[A-Za-z_][\w\-]*$")
-_CELL_AT = re.compile(r"^row (\d+), column (.+)$")
-_CSV_SUFFIXES = (".csv", ".tsv", ".tab")
 _STRUCTURED = (".json", ".jsonl", ".toml", ".yaml", ".yml")
 
 
@@ -45,18 +38,25 @@ class Entry:
     """One numeric value of a log, at its locator, as the log writes it."""
 
     log: Path
-    at: str  # `test.accuracy`, `runs[3].acc`, `row 3, column acc`, `line 12`, `mean(column acc)`
+    at: str  # `test.accuracy`, `runs[3].acc`, `row 3 (model=Ours), column acc`, `line 12`, `mean(column acc)`
     raw: str
     row: str  # which row of the log's table it belongs to (`baseline`, `runs[3]`, `row 3`)
     column: str  # which column (`clean_acc`, `runs[*].acc`, `acc`)
     label: str  # words naming the row (a record's name, a CSV row's first non-numeric cell, a text line)
     rows: int = 1  # how many values its column holds
     kind: str = "leaf"  # leaf, cell, line, mean
+    unit: str = ""  # what a numeric string of the log glues to it: `%`, `M`, `B`, `MB` (`27.2B`, `91.4%`)
+    scale: int = 0  # the power of ten the unit stands for (`27.2B`: 9), 0 for none and for `%`
 
     @property
     def value(self) -> Decimal:
-        """Return the exact value of the raw text."""
+        """Return the exact value of the raw text (the number as written, before its unit: 27.2 of `27.2B`)."""
         return Decimal(self.raw)
+
+    @property
+    def scaled(self) -> Decimal | None:
+        """Return the value with its unit's scale applied (27200000000 for `27.2B`), None past the exponent bound."""
+        return shift(Decimal(self.raw), self.scale) if self.scale else Decimal(self.raw)
 
 
 @dataclass
@@ -69,21 +69,28 @@ class LogData:
     dropped: int = 0  # cells a filter or the size cap left out
 
     def at(self, locator: str) -> Entry | None:
-        """Return the entry at `locator`, or None when the log holds none there."""
+        """Return the entry at `locator`, or None when the log holds none there.
+
+        A CSV cell is found by its locator with the row's label (`row 7 (model=Ours), column f1`) and, as bindings
+        files written before the label was part of it name it, without (`row 7, column f1`)."""
         index = self.__dict__.get("_by_at")
         if index is None:
             index = {e.at: e for e in (*self.entries, *self.means)}
+            for e in self.entries:
+                if e.kind == "cell":
+                    index.setdefault(_plain_cell(e.row, e.column), e)
             self.__dict__["_by_at"] = index
         return index.get(locator)
 
 
-def _number(text: str) -> str | None:
-    """Return `text` as a numeric string when it is exactly one number (`91.4`, ` 0.9 `, `91.4%`), else None."""
-    stripped = text.strip().rstrip("%").strip()
-    if not stripped or len(stripped) > 60:
-        return None
-    found = _NUMERIC.fullmatch(stripped)
-    return stripped if found else None
+def _plain_cell(row: str, column: str) -> str:
+    return f"{row}, column {column}"
+
+
+def _number(text: str) -> tuple[str, str, int] | None:
+    """Return (number, unit, scale) when `text` is exactly one number (`91.4`, ` 0.9 `, `91.4%`, `1,234`, `27.2B`)."""
+    found = numeric_string(text)
+    return found if found is not None and _NUMERIC.fullmatch(found[0]) else None
 
 
 def _key(path: str, key: object) -> str:
@@ -94,15 +101,16 @@ def _key(path: str, key: object) -> str:
     return f'{path}["{quoted}"]'
 
 
-def _raw(item: object) -> str | None:
+def _raw(item: object) -> tuple[str, str, int] | None:
+    """Return (number, unit, scale) of a document's leaf when it holds a number."""
     if isinstance(item, bool) or item is None:
         return None
     if isinstance(item, _Leaf):
-        return str(item).strip()
+        return str(item).strip(), "", 0
     if isinstance(item, float):
-        return repr(item) if item == item and item not in (float("inf"), float("-inf")) else None
+        return (repr(item), "", 0) if item == item and item not in (float("inf"), float("-inf")) else None
     if isinstance(item, (int, Decimal)):
-        return str(item)
+        return str(item), "", 0
     if isinstance(item, str):
         return _number(item)
     return None
@@ -115,8 +123,12 @@ def _record_label(record: dict[Any, Any]) -> str:
     return ""
 
 
-def _leaves(data: Any, at: str = "", column: str = "", label: str = "") -> Iterator[tuple[str, str, str, str, str]]:
-    """Yield (at, raw, row, column, label) of every numeric leaf of a parsed document, in document order."""
+_Leafed = tuple[str, str, str, str, str, str, int]
+
+
+def _leaves(data: Any, at: str = "", column: str = "", label: str = "") -> Iterator[_Leafed]:
+    """Yield (at, raw, row, column, label, unit, scale) of every numeric leaf of a parsed document, in document
+    order."""
     # iterative, each container once (shared YAML nodes are walked at their first path)
     stack: list[tuple[Any, str, str, str, str]] = [(data, at, column, label, "")]  # item, path, column, label, parent
     seen: set[int] = set()
@@ -134,44 +146,47 @@ def _leaves(data: Any, at: str = "", column: str = "", label: str = "") -> Itera
                 for index in range(len(item) - 1, -1, -1):
                     stack.append((item[index], f"{at}[{index}]", f"{column}[*]", label, at))
             continue
-        raw = _raw(item)
-        if raw is not None:
-            yield at, raw, container, column, label
+        found = _raw(item)
+        if found is not None:
+            yield at, found[0], container, column, label, found[1], found[2]
 
 
 def document_entries(path: Path, data: Any) -> LogData:
     """Return the entries of a parsed document (each numeric leaf at its key path) and its list-column means."""
     found = list(_leaves(data))
-    sizes = Counter(column for _, _, _, column, _ in found)
-    entries = [Entry(path, at, raw, row, col, label, sizes[col]) for at, raw, row, col, label in found]
+    sizes = Counter(leaf[3] for leaf in found)
+    entries = [Entry(path, at, raw, row, col, label, sizes[col], "leaf", unit, scale)
+               for at, raw, row, col, label, unit, scale in found]  # fmt: skip
     return LogData(path, entries, _means(path, entries))
 
 
 def jsonl_entries(path: Path, records: Iterable[Any], sieve: Sieve | None, want: set[str]) -> LogData:
     """Return the entries of a JSON Lines log record by record (`[3].acc`), as `document_entries` reads the list of
     its records; with a `sieve`, only values it keeps (and the locators `want` names) are held."""
-    kept: list[tuple[str, str, str, str, str]] = []
+    kept: list[_Leafed] = []
     sizes: Counter[str] = Counter()
     sums: dict[str, list[Any]] = {}  # column -> [sum, count] of its exact values, for the means
     wanted = {int(m.group(1)) for locator in want if (m := _RECORD_AT.match(locator))}
     data = LogData(path)
     for n, record in enumerate(records):
         for leaf in _leaves(record, f"[{n}]", "[*]"):
-            at, raw, _, column, _ = leaf
+            at, raw, _, column, _, _, scale = leaf
             sizes[column] += 1
             try:
                 value = Decimal(raw)
             except ArithmeticError:
                 pass
             else:
-                total = sums.setdefault(column, [Decimal(0), 0])
-                total[0] += value
-                total[1] += 1
-            if sieve is None or sieve.keeps(raw) or (n in wanted and at in want):
+                if not scale:  # a mean of `7B` and `500M` as written is no number of either
+                    total = sums.setdefault(column, [Decimal(0), 0])
+                    total[0] += value
+                    total[1] += 1
+            if sieve is None or _sieved(sieve, raw, scale) or (n in wanted and at in want):
                 kept.append(leaf)
             else:
                 data.dropped += 1
-    data.entries = [Entry(path, at, raw, row, col, label, sizes[col]) for at, raw, row, col, label in kept]
+    data.entries = [Entry(path, at, raw, row, col, label, sizes[col], "leaf", unit, scale)
+                    for at, raw, row, col, label, unit, scale in kept]  # fmt: skip
     for column, (total, count) in sums.items():
         if sizes[column] >= 2 and count >= 2:
             mean = total / count
@@ -179,11 +194,19 @@ def jsonl_entries(path: Path, records: Iterable[Any], sieve: Sieve | None, want:
     return data
 
 
+def _sieved(sieve: Sieve, raw: str, scale: int) -> bool:
+    """Return whether a value may matter to the sieve as written or, with a unit, at its scale."""
+    if sieve.keeps(raw):
+        return True
+    scaled = shift(Decimal(raw), scale) if scale else None
+    return scaled is not None and sieve.keeps(str(scaled))
+
+
 def _means(path: Path, entries: Iterable[Entry]) -> list[Entry]:
     """Return the mean of every list column (`runs[*].acc`, `scores[*]`) of two or more values."""
     columns: dict[str, list[Decimal]] = {}
     for entry in entries:
-        if "[*]" in entry.column and entry.rows >= 2:
+        if "[*]" in entry.column and entry.rows >= 2 and not entry.scale:
             try:
                 columns.setdefault(entry.column, []).append(Decimal(entry.raw))
             except ArithmeticError:
@@ -250,114 +273,6 @@ def text_entries(
             done = end
         number += breaks + (0 if piece.endswith("\n") else 1)
     return data
-
-
-def _delimiter(path: Path, first: str) -> str:
-    if path.suffix.lower() in (".tsv", ".tab"):
-        return "\t"
-    counts = {d: first.count(d) for d in (",", "\t", ";", "|")}
-    return max(counts, key=lambda d: counts[d]) if any(counts.values()) else ","
-
-
-def _is_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
-
-
-def _numeric_columns(first: list[list[str]]) -> list[int]:
-    """Return the columns whose first rows hold a number (the others hold labels, never values)."""
-    width = max((len(row) for row in first), default=0)
-    return [j for j in range(width) if any(j < len(row) and _is_number(row[j]) for row in first)]
-
-
-def csv_entries(path: Path, pieces: Iterable[str], sieve: Sieve | None = None, want: set[str] | None = None) -> LogData:
-    """Return the entries of a CSV/TSV log read row by row: the cells `sieve` keeps (all, up to a cap, without one)
-    and the locators `want` names, with every numeric column's mean."""
-    data = LogData(path)
-    want = want or set()
-    wanted: dict[int, set[str]] = {}
-    for locator in want:
-        if m := _CELL_AT.match(locator):
-            wanted.setdefault(int(m.group(1)), set()).add(m.group(2))
-    # newline="": a quoted cell may hold a line break, and csv reads "\r\n" itself
-    handle = chain.from_iterable(io.StringIO(piece, newline="") for piece in pieces)
-    try:
-        first_line = next(handle, "")
-        reader = csv.reader(io.StringIO(first_line), delimiter=_delimiter(path, first_line))
-        header = next(reader, [])
-        delimiter = _delimiter(path, first_line)
-        rest = csv.reader(handle, delimiter=delimiter)
-        if header and not any(_is_number(c) for c in header):
-            names = [c.strip() or str(i + 1) for i, c in enumerate(header)]
-            rows: Iterable[list[str]] = rest
-        else:
-            names = [str(i + 1) for i in range(len(header))]
-            rows = _chain([header], rest)
-        rows = iter(rows)
-        first = list(islice(rows, 50))
-        numeric = _numeric_columns(first)
-        while len(names) < max(numeric, default=-1) + 1:
-            names.append(str(len(names) + 1))
-        sums = [0.0] * len(names)
-        counts = [0] * len(names)
-        kept: list[tuple[int, int, str, str]] = []
-        last_row = 0
-        wanted_cols = {r: {names.index(n) for n in ns if n in names} for r, ns in wanted.items()}
-        for r, row in enumerate(_chain(first, rows), start=1):
-            last_row = r
-            label = None
-            here = wanted_cols.get(r)
-            for j in numeric:
-                try:
-                    v = float(row[j])
-                except (ValueError, IndexError):
-                    continue
-                sums[j] += v
-                counts[j] += 1
-                if (
-                    (sieve is None and len(kept) < MAX_KEPT_CELLS)
-                    or (sieve is not None and sieve.fits(v))
-                    or (here is not None and j in here)
-                ):
-                    if label is None:
-                        label = next((c.strip() for c in row if c.strip() and not _is_number(c)), "")
-                    kept.append((r, j, row[j].strip(), label))
-                else:
-                    data.dropped += 1
-    except csv.Error as exc:
-        raise InputError(path, f"cannot be parsed as CSV ({exc})") from None
-    for r, j, raw, label in kept:
-        words = f"{label} final last" if r == last_row and last_row > 1 else label
-        data.entries.append(Entry(path, f"row {r}, column {names[j]}", raw, f"row {r}", names[j], words,
-                                  counts[j], "cell"))  # fmt: skip
-    for j, name in enumerate(names):
-        if counts[j] >= 2:
-            mean = sums[j] / counts[j]
-            data.means.append(Entry(path, f"mean(column {name})", _short(mean), "", name, "mean average",
-                                    counts[j], "mean"))  # fmt: skip
-    return data
-
-
-def _chain(first: list[list[str]], rest: Iterable[list[str]]) -> Iterable[list[str]]:
-    yield from first
-    yield from rest
-
-
-def line_entries(
-    path: Path, pieces: Iterable[str], sieve: Sieve | None = None, want: set[str] | None = None,
-    records: Iterable[Any] | None = None,
-) -> LogData:
-    """Return the entries of a log read line by line (CSV/TSV, JSON Lines: its parsed `records`, text)."""
-    suffix = path.suffix.lower()
-    if suffix in _CSV_SUFFIXES:
-        return csv_entries(path, pieces, sieve, want)
-    if suffix == ".jsonl":
-        records = jsonl_records(path, pieces) if records is None else records
-        return jsonl_entries(path, records, sieve, want or set())
-    return text_entries(path, pieces, sieve, want)
 
 
 def is_structured(path: Path) -> bool:

@@ -20,10 +20,12 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from . import envfaults
+from .csvlog import CSV_SUFFIXES, csv_entries
 from .errors import InputTooLarge
 from .explog import (
     EvidenceLog,
@@ -33,10 +35,11 @@ from .explog import (
     parse_document,
     parsing,
     resolve_logs,
+    starts_jsonl,
     text_tokens,
 )
 from .inputs import MB, decode, limit_for, read_bytes
-from .logentries import LogData, document_entries, line_entries
+from .logentries import LogData, document_entries, jsonl_entries, text_entries
 from .numeric import Sieve
 from .paths import Boundary
 from .streamread import Streamed, digest_held
@@ -138,20 +141,30 @@ def _parse(
 ) -> Parsed:  # fmt: skip
     streamed = raw is None
     out = Parsed(path, digest, streamed, token_sieve=pool if streamed else None, want=frozenset(want or ()))
+    suffix = path.suffix.lower()
     with parsing(path):
-        if is_document(path):
-            document = parse_document(path, _document_text(path, raw))
+        stream = Streamed(path, "log") if streamed and (suffix == ".json" or not is_document(path)) else None
+        pieces: Iterator[str] = iter(stream) if stream is not None else iter(())
+        jsonl = suffix == ".jsonl"
+        if stream is not None and suffix == ".json":  # one JSON value per line, whatever the extension
+            head, pieces = _head(pieces)
+            jsonl = starts_jsonl("".join(head))
+            pieces = chain(head, pieces)
+        if is_document(path) and not jsonl:
+            document = parse_document(path, _document_text(path, raw, pieces if stream is not None else None))
             out.token_sieve = None
             if need_pool:
                 out.tokens = set(document_tokens(document))
             if want is not None:
                 out.data = document_entries(path, document)
+            if stream is not None and stream.digest is not None:
+                out.digest = stream.digest
             return out
-        stream = Streamed(path, "log") if streamed else None
-        pieces: Iterator[str] = iter(stream if stream is not None else [decode(raw or b"", path)])
+        if stream is None:
+            pieces = iter([decode(raw or b"", path)])
         tokens: set[str] = set()
         keep = pool if streamed else None
-        if path.suffix.lower() == ".jsonl":
+        if jsonl:
             records: Iterator[Any] = jsonl_records(path, pieces)
             if need_pool:
                 records = _tapped(records, lambda record: _add(tokens, document_tokens(record), keep))
@@ -160,16 +173,33 @@ def _parse(
                 pieces = _tapped(pieces, lambda piece: _add(tokens, text_tokens(piece), keep))
             records = iter(())
         if want is not None:
-            sieve = entries if streamed else None  # a held CSV keeps every cell: the binder compares rows
-            out.data = line_entries(path, pieces, sieve, want, records if path.suffix.lower() == ".jsonl" else None)
+            sieve = entries if streamed else None  # a held log keeps every entry (a CSV up to its cell cap)
+            if jsonl:
+                out.data = jsonl_entries(path, records, sieve, want)
+            elif suffix in CSV_SUFFIXES:
+                out.data = csv_entries(path, pieces, sieve, want)
+            else:
+                out.data = text_entries(path, pieces, sieve, want)
             out.data_sieve = sieve
-        for _ in records if path.suffix.lower() == ".jsonl" else pieces:
+        for _ in records if jsonl else pieces:
             pass  # whatever the entries did not read still counts (and is hashed)
         if need_pool:
             out.tokens = tokens
     if stream is not None and stream.digest is not None:
         out.digest = stream.digest  # the bytes parsed, should they differ from the bytes hashed a moment ago
     return out
+
+
+def _head(pieces: Iterator[str]) -> tuple[list[str], Iterator[str]]:
+    """Return the first pieces of a stream, up to its second non-blank line (or all of it), and the rest."""
+    head: list[str] = []
+    lines = 0
+    for piece in pieces:
+        head.append(piece)
+        lines += sum(1 for line in piece.splitlines() if line.strip())
+        if lines >= 2:
+            break
+    return head, pieces
 
 
 def _tapped(items: Iterable[Any], see: Any) -> Iterator[Any]:
@@ -182,17 +212,20 @@ def _add(tokens: set[str], found: Iterable[str], keep: Sieve | None) -> None:
     tokens.update(found if keep is None else keep.keep(found if isinstance(found, list) else list(found)))
 
 
-def _document_text(path: Path, raw: bytes | None) -> str:
-    """Return the text of a log parsed as one document, refusing one past the `log_document` cap."""
+def _document_text(path: Path, raw: bytes | None, pieces: Iterable[str] | None = None) -> str:
+    """Return the text of a log parsed as one document (its bytes, or the `pieces` of its stream), refusing one past
+    the `log_document` cap."""
     cap = limit_for("log_document")
     size = len(raw) if raw is not None else path.stat().st_size
     if size > cap:
         raise InputTooLarge(path, f"is {size / MB:.1f} MB; a {path.suffix.lstrip('.').upper()} log is parsed whole "
                             f"and may hold {cap / MB:g} MB (raise PATCHWRITE_MAX_LOG_DOCUMENT_MB, or write it as "
                             "JSON Lines or CSV, which are read as streams)")  # fmt: skip
-    if raw is None:
-        raw = read_bytes(path, "log", limit=cap)
     try:
+        if pieces is not None:
+            return "".join(pieces)
+        if raw is None:
+            raw = read_bytes(path, "log", limit=cap)
         return decode(raw, path)
     except MemoryError:  # the bytes fitted, their text did not
         raise envfaults.out_of_memory(path, "this experimental log") from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import math
 import operator
+import re
 from collections.abc import Iterable
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation, localcontext
 from itertools import compress, repeat
@@ -22,6 +23,28 @@ _FLOAT_MIN, _FLOAT_MAX = 1e-290, 1e290
 _INFINITE = {math.inf, -math.inf}
 #: remembered answers per index (bounded memory on a file dense with distinct numbers)
 _MAX_ANSWERS = 200_000
+
+
+#: a magnitude or byte unit glued to a number (`24.4M`, `3.2k`, `0.19MB`, `27.2B`), by the power of ten it stands for
+UNIT_SCALES = {"k": 3, "K": 3, "M": 6, "B": 9, "G": 9, "T": 12,
+               "kB": 3, "KB": 3, "MB": 6, "GB": 9, "TB": 12}  # fmt: skip
+# a numeric string of a log: `91.4`, `91.4%`, `1,234`, `1,234.5`, `27.2B`, `0.19 MB`, `-3e-4`
+_NUMERIC_STRING = re.compile(
+    r"\s*(?P<number>[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+(?:[eE][-+]?\d+)?)"
+    r"\s*(?P<unit>%|[kKMGT]?B|[kKMGT])?\s*"
+)
+
+
+def numeric_string(text: str) -> tuple[str, str, int] | None:
+    """Return (the number without its separators, its unit, the unit's power of ten) when `text` is exactly one
+    number (`91.4%` -> 91.4, %, 0; `1,234` -> 1234; `27.2B` -> 27.2, B, 9), else None."""
+    if len(text) > 60:
+        return None
+    m = _NUMERIC_STRING.fullmatch(text)
+    if m is None:
+        return None
+    unit = m.group("unit") or ""
+    return m.group("number").replace(",", ""), unit, UNIT_SCALES.get(unit, 0)
 
 
 def parse_number(text: str) -> Decimal | None:

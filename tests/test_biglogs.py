@@ -117,7 +117,7 @@ def test_a_streamed_log_gives_the_entries_and_tokens_a_whole_read_gives(
     path = tmp_path / name
     path.write_bytes(LOGS[name].encode())
     sieve = Sieve([(0.9, 0.95), (1.4, 1.6), (91.0, 92.5)])
-    want = {"line 3", "[0].acc", "row 1, column f1"}
+    want = {"line 3", "[0].acc", "row 1 (name=base), column f1"}
     whole = _entries(path, None, set()), set(logread.load_logs([name], tmp_path).raw)
     sieved = [e for e in _entries(path, sieve, want) if e[0] in want or sieve.fits(float(e[1])) or e[6] == "mean"]
     monkeypatch.setattr(inputs, "HELD_FILE_BYTES", 0)  # everything is streamed ...

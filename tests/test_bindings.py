@@ -194,9 +194,9 @@ ViT & 86.6 & 81.8 \\
     csv = "model,params,top1\nResNet,25557032,0.7613\nViT,86567656,0.818\n"
     root = paper(tmp_path, table, {"models.csv": csv})
     rows = by_token(bind(root))
-    assert [(r["at"], r["transform"]) for r in rows["25.6"]] == [("row 1, column params", "scale:1e-6")]
-    assert [(r["at"], r["transform"]) for r in rows["86.6"]] == [("row 2, column params", "scale:1e-6")]
-    assert [(r["at"], r["transform"]) for r in rows["81.8"]] == [("row 2, column top1", "percent")]
+    assert [(r["at"], r["transform"]) for r in rows["25.6"]] == [("row 1 (model=ResNet), column params", "scale:1e-6")]
+    assert [(r["at"], r["transform"]) for r in rows["86.6"]] == [("row 2 (model=ViT), column params", "scale:1e-6")]
+    assert [(r["at"], r["transform"]) for r in rows["81.8"]] == [("row 2 (model=ViT), column top1", "percent")]
     assert numbers(root) == []
 
 
@@ -210,8 +210,8 @@ Base & 86.9 & 0.45 \\
     csv = "model,acc,loss\nOurs,0.914,0.31\nBase,0.869,0.45\n"
     root = paper(tmp_path, table, {"scores.csv": csv})
     rows = by_token(bind(root))
-    assert [(r["at"], r["transform"]) for r in rows["91.4"]] == [("row 1, column acc", "percent")]
-    assert [(r["at"], r["transform"]) for r in rows["0.45"]] == [("row 2, column loss", "identity")]
+    assert [(r["at"], r["transform"]) for r in rows["91.4"]] == [("row 1 (model=Ours), column acc", "percent")]
+    assert [(r["at"], r["transform"]) for r in rows["0.45"]] == [("row 2 (model=Base), column loss", "identity")]
     # one cell of the column without a [0, 1] partner: no cell of it is read as x100
     lonely = paper(tmp_path / "lonely", table.replace("86.9", "55.5"), {"scores.csv": csv})
     outcome = bind_root(lonely, EvidenceConfig())
