@@ -20,7 +20,16 @@ from .sentences import boundaries, sentence_of
 from .texcites import _MULTI_CITES, CITE_COMMANDS, cite_commands, defined
 from .texconditionals import dead_branches
 from .texmask import _CS, _inside, _merge, _per_text, command_args, mask, suppressions
-from .texnumbers import NUMBER, in_name, number_value, quiet_ranges, range_percent, si_numbers
+from .texnumbers import (
+    DOT_THOUSANDS,
+    UNIT_POWERS,
+    dot_grouped,
+    number_matches,
+    quiet_ranges,
+    range_percent,
+    read_number,
+    si_numbers,
+)
 
 # environments whose numbers are coordinates, styles or reference data, never results
 NONPROSE_ENVS = ("tikzpicture", "pgfpicture", "axis", "picture", "thebibliography", "pspicture")
@@ -60,31 +69,6 @@ LENGTH_PARAMS = ("arraystretch", "baselinestretch", "tabcolsep", "textfraction",
                  "floatpagefraction", "dbltopfraction", "dblfloatpagefraction", "extrarowheight")  # fmt: skip
 
 _CS_AFTER = re.compile(r"\s*\\([A-Za-z@]+)")
-_DOTTED_ON = re.compile(r"\.\d")
-_UNIT_AFTER = re.compile(
-    r"(?:\s*(?:pt|mm|cm)\b|(?:in|em|ex|bp|pc|dd|cc|sp|mu|px)\b|\s*\\(?:linewidth|textwidth|columnwidth|textheight|"
-    r"paperwidth|paperheight|hsize|vsize|baselineskip|parindent|parskip|fill|stretch|unitlength|dimexpr))"
-)
-_REF_WORDS = re.compile(
-    r"(?:\b(?:Sections?|Secs?\.|§|Tables?|Tabs?\.|Figures?|Figs?\.|Eqs?\.|Equations?|Chapters?|Ch\.|Appendix|"
-    r"Appendices|Algorithms?|Alg\.|Theorems?|Thm\.|Lemmas?|Corollary|Definitions?|Def\.|Propositions?|Steps?|"
-    r"Lines?|Parts?|Pages?|pp?\.|Rows?|Columns?|No\.|Nos\.|Listings?|Examples?|Exercises?|Rules?|Claims?|"
-    r"Assumptions?|Remarks?|Hypothes[ie]s|Stages?|Phases?|Versions?|Vol\.|Volume|Issue)|§)(?:~|\s|\\ |\()*$",
-    re.IGNORECASE,
-)
-_BETWEEN_WORD_AND_NUMBER = " \t\n\r\f\v~(\\,"
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-
-def _after_word(before: str) -> bool:
-    """Return whether a reference word or a month may end `before` (a cheap test; the regexes decide)."""
-    last = before.rstrip(_BETWEEN_WORD_AND_NUMBER)[-1:]
-    return last.isalpha() or last in ".§" or any(month in before for month in _MONTHS)
-
-
-_MONTH_BEFORE = re.compile(
-    r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?[~\s]*(?:\d{1,2},?\s*)?$"
-)
 
 
 @dataclass(frozen=True)
@@ -111,6 +95,10 @@ class Number:
     start: int = -1  # offset of the token in its file's text (anchors and table cells of bindings)
     end: int = -1
     sentence: int = -1  # index of its sentence in the file (sentences.py); -1: not known
+    unit: str = ""  # a unit or magnitude glued to it (`24.4M`: M, `0.19MB`: MB, `12.5ms`: ms); part of `text`
+    scale: int = 0  # the power of ten that unit stands for (M: 6, MB: 6, ms: -3): the value is `value * 10**scale`
+    grouped: bool = False  # printed with thousands separators (`10,578`, `10{,}578`, `10\,578`, `6.200` in Turkish)
+    readings: tuple[Decimal, ...] = ()  # its values when the document's language leaves it ambiguous (6.2 or 6200)
 
 
 @dataclass
@@ -241,13 +229,18 @@ def text_layer_command(texts: Iterable[str]) -> str:
 
 
 def scan(
-    text: str, file: str = "", false_ifs: frozenset[str] = frozenset(), cites: frozenset[str] | None = None
+    text: str,
+    file: str = "",
+    false_ifs: frozenset[str] = frozenset(),
+    cites: frozenset[str] | None = None,
+    language: str = "",
 ) -> Scan:
     """Return the cite keys, numbers and bibliography declarations that one source file typesets.
 
     Branches TeX never typesets (`texconditionals.dead_branches`; `false_ifs` as there) hold none, and
     definitions hold no citation. `cites`: the manuscript's citation commands (`cite_commands` of all its
-    files); the wrappers this text defines count either way.
+    files); the wrappers this text defines count either way. `language`: the manuscript's main language
+    (`document_language`), which says how `6.200` reads.
     """
     masked, comments = mask(text)
     result = Scan(file)
@@ -297,7 +290,7 @@ def scan(
                     if name_.strip():
                         result.bibliographies.append((name_.strip(), line_of(m.start())))
 
-    result.numbers = _numbers(masked, file, typeset, line_of, ends, cites)
+    result.numbers = _numbers(masked, file, typeset, line_of, ends, cites, language)
     return result
 
 
@@ -308,44 +301,35 @@ def _numbers(
     line_of: Callable[[int], int],
     ends: list[int],
     cites: frozenset[str] = CITE_COMMANDS,
+    language: str = "",
 ) -> list[Number]:
     """Return the numbers a masked text prints, in text order (texnumbers.py: how each one reads).
 
-    `ends`: where its sentences end (sentences.py), so each number knows its sentence.
+    `ends`: where its sentences end (sentences.py), so each number knows its sentence; `language`: the
+    document's main language (`document_language`), which says whether `.` groups thousands.
     """
     ranges, siunitx = _structural_ranges(masked, cites)
     skip = _merge(ranges + quiet_ranges(masked) + [(s, e) for s, e, _ in siunitx])
     starts = [r[0] for r in skip]
     found: list[Number] = []
-    for m in NUMBER.finditer(masked):
+    dots, point, done = language in DOT_THOUSANDS, False, -1
+    for m in number_matches(masked):
         pos = m.start("int")
-        if _inside(skip, starts, pos) or not typeset(pos):
+        if pos < done or _inside(skip, starts, pos) or not typeset(pos):
             continue
-        if _DOTTED_ON.match(masked, m.end("frac") if m.group("frac") else m.end("int")):
-            continue  # a version or address with two or more dots (LAPACK 3.4.0, 192.168.1.1) is one identifier
-        before = masked[max(0, pos - 40) : pos]
-        prev = masked[pos - 1] if pos else ""
-        if (prev and prev in "^_") or before.endswith(("^{", "_{")) or in_name(before):
-            continue  # an index or exponent, or a name: x_1, ResNet50
-        if re.search(r"[A-Za-z]-$", before):
-            continue  # GPT-4, ResNet-50, Top-5
-        after = masked[m.end() : m.end() + 24]
-        if re.match(r"[A-Za-z]", after) and not m.group("pct") and not m.group("exp"):
-            continue  # 3D, 50k, 2x
-        if _UNIT_AFTER.match(after) and not m.group("pct"):
+        grouped = dot_grouped(masked, m) if dots else None
+        read = read_number(masked, m, grouped)
+        if read is None:
             continue
-        if _after_word(before) and (_REF_WORDS.search(before) or _MONTH_BEFORE.search(before)):
-            continue
-        parsed = number_value(m)
-        if parsed is None:
-            continue
-        value, decimals = parsed
-        text = m.group(0).strip()
-        end = m.start() + len(text)
-        sentence = sentence_of(ends, pos)
-        found.append(
-            Number(text, value, decimals, bool(m.group("pct")), file, line_of(pos), False, m.start(), end, sentence)
-        )
+        text, value, decimals, unit, readings = read
+        point = point or (grouped is None and m.group("frac") is not None)  # a `.` decimal this text prints
+        done = m.start() + len(text)
+        found.append(Number(text, value, decimals, bool(m.group("pct")), file, line_of(pos), False, m.start(), done,
+                            sentence_of(ends, pos), unit, UNIT_POWERS.get(unit, 0),
+                            grouped is not None or not m.group("int").isdigit(), readings))  # fmt: skip
+    if dots:  # `6.200` reads as 6200 where the text prints no `.` decimal; else both readings stand
+        found = [replace(n, value=n.readings[1], decimals=0, readings=()) if n.readings and not point else n
+                 for n in found]  # fmt: skip
     structural_starts = [r[0] for r in ranges]
     for start, end, percent in siunitx:
         if _inside(ranges, structural_starts, start) or not typeset(start):

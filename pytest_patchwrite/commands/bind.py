@@ -28,6 +28,7 @@ from ..logread import load_entries
 from ..manuscript import find_root, load_manuscript
 from ..paths import repository_top
 from ..texconditionals import false_conditionals
+from ..texnumbers import document_language
 from .common import TRUSTED_HELP
 
 
@@ -210,7 +211,8 @@ def suggest(root: Path, as_json: bool = False, trusted: bool = False) -> int:
     if top is None:
         raise InputError(root, "is not in a git work tree; --suggest looks only at the repository's own files")
     false_ifs = false_conditionals(manuscript.texts.values())
-    scans = [scan(manuscript.texts[p], str(p), false_ifs) for p in manuscript.files]
+    language = document_language(manuscript.texts[p] for p in manuscript.files)
+    scans = [scan(manuscript.texts[p], str(p), false_ifs, None, language) for p in manuscript.files]
     occs = occurrences(scans, manuscript.texts, "decimals" if config.numbers == "off" else config.numbers, set())
     bounds, _ = prefilter(occs)
     sieve = Sieve(zip(bounds[::2], bounds[1::2], strict=True))  # only what could fit a number is kept

@@ -45,6 +45,7 @@ from ..numeric import Sieve, parse_number
 from ..paths import Boundary, OutsideTree
 from ..tempfiles import TEMP_SUFFIX, temp_file_prefix
 from ..texconditionals import false_conditionals
+from ..texnumbers import document_language
 
 
 @dataclass
@@ -304,7 +305,8 @@ def bind_root(
             raise
         old_text, existing = exc.text, None
     false_ifs = false_conditionals(manuscript.texts.values())
-    scans = [scan(manuscript.texts[p], str(p), false_ifs) for p in manuscript.files]
+    language = document_language(manuscript.texts[p] for p in manuscript.files)
+    scans = [scan(manuscript.texts[p], str(p), false_ifs, None, language) for p in manuscript.files]
     policy = "decimals" if config.numbers == "off" else config.numbers
     occs = occurrences(scans, manuscript.texts, policy, allowed_numbers(config.allow_numbers))
     datas = read_for_locks(manuscript, scans, logs, occs, existing, need_pool=False).datas
