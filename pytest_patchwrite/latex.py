@@ -100,6 +100,12 @@ class Number:
     grouped: bool = False  # printed with thousands separators (`10,578`, `10{,}578`, `10\,578`, `6.200` in Turkish)
     readings: tuple[Decimal, ...] = ()  # its values when the document's language leaves it ambiguous (6.2 or 6200)
 
+    def pooled(self, policy: str) -> bool:
+        """Return whether the pool rule checks this number under a number policy (`decimals`, `all`).
+
+        A glued unit (`24.4M`) is read for the bindings only: the pool rule checks what it always checked."""
+        return not self.unit and (policy == "all" or self.decimals > 0 or self.percent or self.siunitx)
+
 
 @dataclass
 class Scan:

@@ -287,9 +287,7 @@ def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConf
     for s in scans:
         unattested, ours = [], set()
         for n in s.numbers:
-            # a glued unit (24.4M) is read for the bindings lock only: the pool rule checks what it always checked
-            empirical = not n.unit and (config.numbers == "all" or n.decimals > 0 or n.percent or n.siunitx)
-            if not empirical or n.value in allowed or s.is_suppressed(n.line, "number"):
+            if not n.pooled(config.numbers) or n.value in allowed or s.is_suppressed(n.line, "number"):
                 continue
             printed = re.sub(r"\\percent|\\%|%|\\,|~|\{,\}|,|\s", "", n.text)
             if any(log.attests(value, printed, strict=config.strict) for value in n.readings or (n.value,)):
