@@ -225,7 +225,7 @@ def test_the_document_language_comes_from_babel_or_polyglossia() -> None:
 
 
 def test_a_dot_groups_thousands_in_a_turkish_text(tmp_path: Path) -> None:
-    body = "Derlem 6.200 belge ve 1.250.000 s\\\"{o}zc\\\"{u}k i\\c{c}eriyor; s\\\"{u}re 6.200,5 saniye.\n"
+    body = 'Derlem 6.200 belge ve 1.250.000 s\\"{o}zc\\"{u}k i\\c{c}eriyor; s\\"{u}re 6.200,5 saniye.\n'
     assert read(body, "turkish") == [("6.200", Decimal(6200), 0), ("1.250.000", Decimal(1250000), 0),
                                      ("6.200,5", Decimal("6200.5"), 1)]  # fmt: skip
     assert read(body)[0] == ("6.200", Decimal("6.200"), 3)  # in English it is 6.2 printed to three places
