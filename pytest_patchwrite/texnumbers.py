@@ -139,7 +139,7 @@ def split_commas(masked: str, m: re.Match[str], in_math: bool) -> bool:
     if in_math:
         return True
     before, after = masked[max(0, m.start() - 2) : m.start()], masked[m.end() : m.end() + 2]
-    if re.match(r",\s*\d", after) or re.search(r"\d,\s*$", before):
+    if re.match(r",\d", after) or re.search(r"\d,$", before):  # a tight list: 1,234,5 (not "0.5, 1,234")
         return True
     return before[-1:] in ("(", "[") and after[:1] in (")", "]")
 

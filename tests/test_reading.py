@@ -114,6 +114,9 @@ def test_commas_that_are_punctuation_do_not_join_digits() -> None:
     values = [int(v) for _, v, _ in read(text)]
     assert values == [1, 234, 1, 2, 1, 2, 3, 1, 234, 5, 3, 500, 2, 0]
     assert not any(n.grouped for n in scan(text, "a.tex").numbers)
+    # a prose comma with a space is no list: the count after it keeps its separator
+    assert [v for _, v, _ in read("Scores of 0.5, 1,234 documents and 2,500, 3 runs.\n")] == [
+        Decimal("0.5"), Decimal(1234), Decimal(2500), Decimal(3)]  # fmt: skip
 
 
 def test_a_separated_integer_is_no_decimal_for_the_pool_rule(tmp_path: Path) -> None:
