@@ -74,7 +74,7 @@ Bandwidth & Precision & Recall \\
     csv = "split,precision,recall\nfull,0.912,0.854\nhalf,0.871,0.802\nclean,1.0,0.97\n"
     found = decisions(paper(tmp_path, table, {"eval.csv": csv}))
     assert found["100\\%"] == ("unbound", "", "")  # the exit bandwidth is the axis, not the clean split's precision
-    assert found["0.912"][2] == "row 1, column precision"
+    assert found["0.912"][2] == "row 1 (split=full), column precision"
 
 
 def test_the_right_value_of_another_model_size_stays_unbound(tmp_path: Path) -> None:
@@ -155,8 +155,8 @@ Second & 0.814 & 0.779 \\
     csv = "name,c1,c2\nm1,0.731,0.652\nm2,0.814,0.779\n" + "".join(f"x{i},{v:.3f},{v / 2:.3f}\n" for i, v in
                                                                  enumerate(noise(30).values()))  # fmt: skip
     found = decisions(paper(tmp_path, table, {"grid.csv": csv}))
-    assert found["0.731"] == ("context", "grid.csv", "row 1, column c1")
-    assert found["0.779"] == ("context", "grid.csv", "row 2, column c2")
+    assert found["0.731"] == ("context", "grid.csv", "row 1 (name=m1), column c1")
+    assert found["0.779"] == ("context", "grid.csv", "row 2 (name=m2), column c2")
 
 
 def test_a_named_aggregate_binds_with_its_formula(tmp_path: Path) -> None:
