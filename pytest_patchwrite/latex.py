@@ -106,6 +106,12 @@ class Number:
         A glued unit (`24.4M`) is read for the bindings only: the pool rule checks what it always checked."""
         return not self.unit and (policy == "all" or self.decimals > 0 or self.percent or self.siunitx)
 
+    def reads_as(self) -> str:
+        """Return what a finding says of a number its language leaves ambiguous (`it reads as 6.200 or 6200 ...; `)."""
+        return (
+            f"it reads as {' or '.join(map(str, self.readings))} in this document's language; " if self.readings else ""
+        )
+
 
 @dataclass
 class Scan:

@@ -296,9 +296,7 @@ def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConf
                 continue
             unattested.append(n)
         for n in unattested:
-            message = f"is not attested (policy: {mode}; logs: {logs}); "
-            if n.readings:
-                message += f"it reads as {' or '.join(map(str, n.readings))} in this document's language; "
+            message = f"is not attested (policy: {mode}; logs: {logs}); {n.reads_as()}"
             keys = s.cited_sentences.get(n.sentence)
             # a sentence that also prints a logged number reports this paper's results, whatever it cites
             if keys and n.sentence not in ours:
