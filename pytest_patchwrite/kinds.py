@@ -319,7 +319,8 @@ ENTRIES: tuple[Kind, ...] = (
         "percentages, siunitx quantities; `all`: every number in prose and tables) that no declared experimental "
         "log attests (equal, equal after rounding to its printed precision, or a fraction times 100). With a "
         'bindings file: a number with no decision that no entry binds on evidence; the message says "fits no log '
-        'entry" only when no entry holds the value, else it names the entries that hold it and why none was bound.',
+        'entry" only when no entry holds the value, else it names the entries that hold it and why none was bound. '
+        "A number several entries fit alike is reported so too, each entry once: the binder does not guess.",
         "Fix the number, or add the value to a declared log. With a bindings file, if an entry holds it and the number "
         "reports it, name the entry beside the number (its key's words) and run `patchwrite bind ROOT`; a setting, a "
         "cited or an unlogged number is recorded by hand: `patchwrite bind ROOT --manual FILE:LINE:TOKEN --reason "
@@ -356,14 +357,13 @@ ENTRIES: tuple[Kind, ...] = (
     Kind(
         "unbound_number",
         "numbers",
-        "error or warning",
-        "With a bindings file, an empirical number the file has no decision for: a warning when the binder binds it on "
-        "evidence (so `patchwrite bind ROOT` would bind it), an error when several entries fit it alike (each listed "
-        "once): the binder does not guess.",
-        "Warning: run `patchwrite bind ROOT` (it adds the new binding and keeps every other decision) and commit the "
-        "file. Error: name the entry the number reports beside it (its row label, column header or the words of its "
-        "key) and run `patchwrite bind ROOT`, or record the number by hand: `patchwrite bind ROOT --manual "
-        "FILE:LINE:TOKEN --reason TEXT` (FILE:LINE:TOKEN as the finding prints it).",
+        "warning",
+        "With a bindings file, an empirical number the file has no decision for that the binder binds on evidence: "
+        "`patchwrite bind ROOT` would bind it (the message names the entry). A number several entries fit alike is "
+        "no decision the binder makes: it is `unattested_number`, with the entries listed once each.",
+        "Run `patchwrite bind ROOT` (it adds the new binding and keeps every other decision) and commit the file. "
+        "If the entry is not the one the number reports, record the number by hand instead: `patchwrite bind ROOT "
+        "--manual FILE:LINE:TOKEN --reason TEXT` (FILE:LINE:TOKEN as the finding prints it).",
         _NO_NUMBER,
     ),
     Kind(

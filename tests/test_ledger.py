@@ -259,6 +259,6 @@ def test_explain_gives_the_exact_commands(tmp_path: Path) -> None:
     mismatch = cli("explain", "binding_mismatch", cwd=tmp_path).stdout
     assert "`patchwrite bind ROOT --update` accepts it" in mismatch
     unbound = cli("explain", "unbound_number", cwd=tmp_path).stdout
-    assert "`patchwrite bind ROOT --manual FILE:LINE:TOKEN --reason TEXT`" in unbound
+    assert "`patchwrite bind ROOT --manual FILE:LINE:TOKEN --reason TEXT`" in " ".join(unbound.split())
     unattested = cli("explain", "unattested_number", cwd=tmp_path).stdout
-    assert "`patchwrite bind ROOT --manual unattested --reason not_logged`" in unattested
+    assert "`patchwrite bind ROOT --manual unattested --reason not_logged`" in " ".join(unattested.split())

@@ -1,5 +1,9 @@
 """What `check` reports from a bindings file: binding_mismatch, unbound_number, unattested_number, stale_binding.
 
+The lock's own findings (`binding_mismatch`, `unbound_number`, `stale_binding`) say that the file and the paper
+disagree; after a fresh `bind` there are none. A number with no decision (unattested, or fitting several entries
+alike) is `unattested_number` with the command that records it.
+
 Each finding names the entries it concerns (never every declared log) and the command that settles it: the
 expected value is shown in the number's own printed form, alternatives once each, and "fits no log entry" only
 when no entry holds the value (else which entry holds it and why it was not bound).
@@ -102,13 +106,13 @@ def lock_violations(rec: Reconciled) -> list[Violation]:
         best = _name(bound.best.entry.log, bound.best.entry.at, base)
         if bound.best.transform == "derived" and bound.best.formula is not None:
             best = f"{describe(bound.best.formula)} (derived)"
-        if bound.how == "ambiguous":
+        if bound.how == "ambiguous":  # no decision, as after a fresh bind: not the lock's, the number's finding
             names = list(dict.fromkeys([best, *(_name(c.entry.log, c.entry.at, base) for c in bound.alternatives)]))
-            message = (f"is not in the bindings file and fits several entries alike ({', '.join(names)}): nothing "
-                       "around it tells which it reports; name the entry beside the number and rerun "
+            message = (f"fits several entries alike ({', '.join(names)}), and nothing around it tells which it "
+                       "reports, so it is not bound; name the entry beside the number and rerun "
                        f"`{_bind(rec)}`, or record it as typed by hand: `{_bind(rec)} --manual "
                        f"{_place(occ, base)} --reason TEXT`")  # fmt: skip
-            out.append(Violation("unbound_number", str(occ.file), occ.number.line, occ.token, message))
+            out.append(Violation("unattested_number", str(occ.file), occ.number.line, occ.token, message))
         else:
             message = f"is not in the bindings file; `{_bind(rec)}` binds it to {best}"
             out.append(Violation("unbound_number", str(occ.file), occ.number.line, occ.token, message, WARNING))
