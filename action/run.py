@@ -28,11 +28,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_patchwrite import cli, stepsummary
+from pytest_patchwrite import cli
+from pytest_patchwrite.plugin import stepsummary
 from pytest_patchwrite.errors import InputError, NotRegularFile
-from pytest_patchwrite.inputs import read_prefix
-from pytest_patchwrite.manuscript import is_root
-from pytest_patchwrite.sarif import repository_root, write_sarif
+from pytest_patchwrite.files.inputs import read_prefix
+from pytest_patchwrite.snapshot.manuscript import is_root
+from pytest_patchwrite.commands.sarif import repository_root, write_sarif
 
 MAX_ROOTS = 50
 

@@ -21,12 +21,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_patchwrite import kpse
 from pytest_patchwrite.autoraters.citation_metrics import citation_f1
 from pytest_patchwrite.autoraters.matching import match_references
 from pytest_patchwrite.autoraters.references import Reference, _entries, latex_to_text, reference_from_fields
-from pytest_patchwrite.bib import resolve_bib
 from pytest_patchwrite.cli import main
+from pytest_patchwrite.engine import kpse
+from pytest_patchwrite.snapshot.bib import resolve_bib
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -36,9 +36,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from pytest_patchwrite.corpus.documents import DOCUMENTS, materialize  # noqa: E402
-from pytest_patchwrite.gates.binding import bind_root  # noqa: E402
+from pytest_patchwrite.flows.bind import bind_root  # noqa: E402
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate  # noqa: E402
-from pytest_patchwrite.manuscript import load_manuscript  # noqa: E402
+from pytest_patchwrite.snapshot.manuscript import load_manuscript  # noqa: E402
 
 EXAMPLE = REPO / "examples" / "paper"
 

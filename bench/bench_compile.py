@@ -80,8 +80,8 @@ def forty_files(directory: Path) -> Path:
 
 def python_side(root: Path, repeat: int) -> tuple[float, float]:
     """Return the medians of (a `check`'s seconds, its seconds outside the engine's runs), cold each time."""
-    from pytest_patchwrite import sandbox
-    from pytest_patchwrite.check import CheckOptions, check_manuscript
+    from pytest_patchwrite.engine import sandbox
+    from pytest_patchwrite.flows.check import CheckOptions, check_manuscript
     from pytest_patchwrite.gates import warm
 
     in_engine = [0.0]

@@ -29,8 +29,8 @@ CHILD = r"""
 import sys, time
 from pathlib import Path
 from pytest_patchwrite.model import GateResult
-from pytest_patchwrite.tempfiles import owned_temp_dir
-from pytest_patchwrite.transaction import try_patch
+from pytest_patchwrite.files.tempfiles import owned_temp_dir
+from pytest_patchwrite.flows.transaction import try_patch
 
 class SandboxGate:
     stage = "compile"
@@ -64,8 +64,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.compile and shutil.which("pdflatex") is None:
         raise SystemExit("--compile needs pdflatex")
-    from pytest_patchwrite.tempfiles import TEMP_SUFFIX, sweep_temp_root, temp_root
-    from pytest_patchwrite.transaction import try_patch
+    from pytest_patchwrite.files.tempfiles import TEMP_SUFFIX, sweep_temp_root, temp_root
+    from pytest_patchwrite.flows.transaction import try_patch
 
     rng = random.Random(13)
     pids: list[int] = []

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
-from pytest_patchwrite.manuscript import load_manuscript
+from pytest_patchwrite.snapshot.manuscript import load_manuscript
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "paper" / "main.tex"
 

@@ -57,10 +57,10 @@ def make_inputs(directory: Path, rows: int, bib_mb: float, reply_mb: float) -> N
 
 def run_case(case: str, directory: Path) -> dict[str, float | str | int]:
     """Run one case in this process and return its figures."""
-    from pytest_patchwrite.bib import load_bibliography
+    from pytest_patchwrite.flows.transaction import try_patch
     from pytest_patchwrite.gates.evidence import EvidenceConfig, EvidenceGate
-    from pytest_patchwrite.logread import load_logs
-    from pytest_patchwrite.transaction import try_patch
+    from pytest_patchwrite.numbers.logread import load_logs
+    from pytest_patchwrite.snapshot.bib import load_bibliography
 
     root = directory / "main.tex"
     started = time.perf_counter()

@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
-from pytest_patchwrite.manuscript import load_manuscript
+from pytest_patchwrite.snapshot.manuscript import load_manuscript
 
 DOCS = Path("/usr/share/doc/texlive-doc/latex")
 SAMPLES = [

@@ -99,7 +99,7 @@ def run_latexmk(root: Path) -> tuple[bool, bool, float]:
     engine = program.group(1).lower() if program else None
     if engine is None:
         sys.path.insert(0, str(REPO))
-        from pytest_patchwrite.engines import needed_engine
+        from pytest_patchwrite.snapshot.engines import needed_engine
 
         engine = needed_engine(root, text)
     mode = LATEXMK_MODE.get(engine or "", "-pdf")

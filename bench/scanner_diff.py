@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 DUMP = r"""
 import json, sys
-from pytest_patchwrite.latex import scan
+from pytest_patchwrite.tex.latex import scan
 out = {}
 for path in json.load(sys.stdin):
     text = open(path, encoding="utf-8", errors="replace").read()
@@ -40,7 +40,7 @@ json.dump(out, sys.stdout)
 
 def roots(args: list[str]) -> list[Path]:
     """Return the root manuscripts named or found under the given paths."""
-    from pytest_patchwrite.manuscript import is_root
+    from pytest_patchwrite.snapshot.manuscript import is_root
 
     found: list[Path] = []
     for arg in args:
@@ -81,7 +81,7 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="list every number only one scanner yields")
     args = parser.parse_args()
     from pytest_patchwrite.errors import InputError
-    from pytest_patchwrite.manuscript import load_manuscript
+    from pytest_patchwrite.snapshot.manuscript import load_manuscript
 
     papers: dict[Path, list[str]] = {}
     for root in roots(args.paths):

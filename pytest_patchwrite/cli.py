@@ -2,7 +2,7 @@
 rejected, 2 usage or input error (one line naming the file and the problem), 3 internal error (`--debug` shows the
 traceback).
 
-Each subcommand lives in its own module (`commands/<name>.py`, `autoraters/cli.py` for `rate`) with a
+Each subcommand lives in its own module (`commands/<name>.py`) with a
 `register(sub)` that adds its arguments and its `run`; to add one, write that module and list it in `COMMANDS`.
 """
 
@@ -35,7 +35,7 @@ COMMANDS = {
     "propose": "pytest_patchwrite.commands.propose",
     "live-stress": "pytest_patchwrite.commands.live_stress",
     "mcp": "pytest_patchwrite.commands.mcp",
-    "rate": "pytest_patchwrite.autoraters.cli",
+    "rate": "pytest_patchwrite.commands.rate",
     "explain": "pytest_patchwrite.commands.explain",
 }
 REPORT_HINT = "this is a bug in patchwrite; please report it with the command that triggered it"

@@ -1,6 +1,6 @@
 """Every violation kind: what triggers it and how to fix or suppress it.
 
-The one source of `docs/violations.md` (rendered by `python -m pytest_patchwrite.explain`, checked by
+The one source of `docs/violations.md` (rendered by `python -m pytest_patchwrite.commands.kinddoc`, checked by
 tests/test_kinds.py), of `patchwrite explain KIND`, of the `help` field of JSON violations and of the
 SARIF rules. A kind the code emits without an entry here fails tests/test_kinds.py.
 """

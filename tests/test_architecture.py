@@ -1,7 +1,8 @@
-"""ARCHITECTURE.md's layer table holds for the code: imports flow one way, modules stay small.
+"""ARCHITECTURE.md's layer table holds for the code: imports flow one way, no import circle, modules stay small.
 
 The table is read from ARCHITECTURE.md itself (the `## Layers` section), so the picture and the code cannot drift
-apart: a new module must be put in a layer, a module that moved must be moved there too.
+apart: a new module must be put in a layer (in practice: in one of the folders the table names), a module that moved
+must be moved there too. Every module is also named once in the code map (`## Code map`).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ MAX_LINES = 420
 # the few modules over MAX_LINES, each with the reason it stays
 LONG_MODULES = {
     "kinds.py": "data: one entry per violation kind (trigger, fix, suppression), rendered to docs/violations.md",
-    "manuscript.py": "the snapshot's core; not split while the snapshot and integrity work edit it (issue 22)",
-    "plugin.py": "the pytest hooks of one plugin; a split of its item classes is left open (issue 22)",
+    "snapshot/manuscript.py": "the snapshot's core; not split while the snapshot and integrity work edit it (issue 22)",
+    "plugin/plugin.py": "the pytest hooks of one plugin; a split of its item classes is left open (issue 22)",
 }
 
 
@@ -124,13 +125,13 @@ def test_no_module_imports_a_layer_above_it() -> None:
 
 def test_the_layer_check_sees_a_wrong_import() -> None:
     """A reading module that starts a process, a gate that imports a flow: each is found, at its line."""
-    bib = "from . import envfaults\nfrom . import sandbox\nimport subprocess\n"
-    gate = "from __future__ import annotations\n\ndef f():\n    from ..check import CheckOptions\n"
-    wrong = _wrong_imports(_table(), {"pytest_patchwrite.bib": bib, "pytest_patchwrite.gates.evidence": gate})
+    bib = "from ..files import envfaults\nfrom ..engine import sandbox\nimport subprocess\n"
+    gate = "from __future__ import annotations\n\ndef f():\n    from ..flows.check import CheckOptions\n"
+    wrong = _wrong_imports(_table(), {"pytest_patchwrite.snapshot.bib": bib, "pytest_patchwrite.gates.evidence": gate})
     assert wrong == [
-        "pytest_patchwrite/bib.py:2: snapshot module imports pytest_patchwrite.sandbox (engine)",
-        "pytest_patchwrite/bib.py:3: snapshot module imports subprocess, which starts processes (engine only)",
-        "pytest_patchwrite/gates/evidence.py:4: gates module imports pytest_patchwrite.check (flows)",
+        "pytest_patchwrite/gates/evidence.py:4: gates module imports pytest_patchwrite.flows.check (flows)",
+        "pytest_patchwrite/snapshot/bib.py:2: snapshot module imports pytest_patchwrite.engine.sandbox (engine)",
+        "pytest_patchwrite/snapshot/bib.py:3: snapshot module imports subprocess, which starts processes (engine only)",
     ]
 
 
@@ -140,3 +141,109 @@ def test_modules_stay_small() -> None:
     assert not long, f"over {MAX_LINES} lines (split out a second concern, see ARCHITECTURE.md): {long}"
     shorter = [rel for rel in LONG_MODULES if sizes.get(rel, 0) <= MAX_LINES]
     assert not shorter, f"no longer long, take them off LONG_MODULES: {shorter}"
+
+
+def _graph(sources: dict[str, str] | None = None) -> dict[str, set[str]]:
+    """Return {module: the modules of the package it imports}, every import counted (lazy and TYPE_CHECKING ones)."""
+    graph: dict[str, set[str]] = {}
+    for name, path in MODULES.items():
+        imported = {m for m, _ in _imports(name, path, (sources or {}).get(name)) if m in MODULES and m != name}
+        graph[name] = imported
+    return graph
+
+
+def _folder(name: str) -> str:
+    """Return the node of a module in the folder graph: its folder (`pytest_patchwrite.gates`), else itself."""
+    parts = name.split(".")
+    return ".".join(parts[:2]) if len(parts) > 2 or (PACKAGE / parts[-1]).is_dir() else name
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Return the strongly connected components of more than one node (Tarjan's, iterative), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph.get(nxt, ())))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def _folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    folders: dict[str, set[str]] = {}
+    for name, imported in graph.items():
+        folders.setdefault(_folder(name), set()).update(_folder(m) for m in imported if _folder(m) != _folder(name))
+    return folders
+
+
+def test_no_import_circle() -> None:
+    """No module imports its way back to itself, and no folder does (imports inside functions and under
+    TYPE_CHECKING count: a circle there is a circle in the design)."""
+    graph = _graph()
+    assert not _circles(graph), f"import circles between modules: {_circles(graph)}"
+    folders = _folder_graph(graph)
+    assert not _circles(folders), f"import circles between folders: {_circles(folders)}"
+
+
+def test_the_circle_check_sees_a_circle() -> None:
+    """A TYPE_CHECKING import back from the engine to the snapshot closes a circle of modules and of folders."""
+    back = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..snapshot.manuscript import Manuscript\n"
+    snapshot_side = "from ..engine import sandbox\n"
+    graph = _graph({"pytest_patchwrite.engine.texlog": back, "pytest_patchwrite.snapshot.engines": snapshot_side})
+    # texlog -> manuscript, engines -> sandbox; no module circle yet, but the folders engine/ and snapshot/ close one
+    assert ["pytest_patchwrite.engine", "pytest_patchwrite.snapshot"] in _circles(_folder_graph(graph))
+    graph["pytest_patchwrite.snapshot.manuscript"].add("pytest_patchwrite.engine.texlog")
+    assert ["pytest_patchwrite.engine.texlog", "pytest_patchwrite.snapshot.manuscript"] in _circles(graph)
+
+
+def test_the_code_map_names_every_module_once() -> None:
+    """Every module of the package is named once in ARCHITECTURE.md's code map, by its path."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("\n## Code map", 1)[1].split("\n## ", 1)[0]
+    named = [n for n in re.findall(r"`((?:[a-z_]+/)*[a-z_]+\.py)`", section) if not n.startswith("tests/")]
+    paths = sorted(str(p.relative_to(PACKAGE)) for p in MODULES.values())
+    missing = [p for p in paths if p not in named and not p.endswith("/__init__.py")]
+    assert not missing, f"name these modules in ARCHITECTURE.md's code map, by their path: {missing}"
+    twice = sorted({n for n in named if named.count(n) > 1})
+    assert not twice, f"ARCHITECTURE.md's code map names these modules more than once: {twice}"
+    stale = sorted(set(named) - set(paths))
+    assert not stale, f"ARCHITECTURE.md's code map names modules that do not exist: {stale}"
+
+
+def test_the_public_names_import_from_the_package() -> None:
+    """Every name in `pytest_patchwrite.__all__` (what docs/api.md imports) resolves."""
+    import pytest_patchwrite
+
+    missing = [name for name in pytest_patchwrite.__all__ if getattr(pytest_patchwrite, name, None) is None]
+    assert not missing, f"pytest_patchwrite.__all__ names what it cannot give: {missing}"

@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_patchwrite import inputs, logread, streamread
 from pytest_patchwrite.errors import InputError, InputTooLarge
-from pytest_patchwrite.gates.binding import bind_root, write_bindings
+from pytest_patchwrite.files import inputs, streamread
+from pytest_patchwrite.flows.bind import bind_root, write_bindings
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
-from pytest_patchwrite.manuscript import load_manuscript
+from pytest_patchwrite.numbers import logread
 from pytest_patchwrite.numeric import Sieve
+from pytest_patchwrite.snapshot.manuscript import load_manuscript
 
 PAST_HELD = inputs.HELD_FILE_BYTES + 1024 * 1024
 

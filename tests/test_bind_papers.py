@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_patchwrite.logread import load_entries
+from pytest_patchwrite.numbers.logread import load_entries
 
 PAPERS = Path(__file__).parent / "bind_papers"
 LABEL_FILES = sorted(PAPERS.glob("*/labels.json"))

@@ -13,7 +13,7 @@ import json
 import random
 from pathlib import Path
 
-from pytest_patchwrite.gates.binding import bind_root
+from pytest_patchwrite.flows.bind import bind_root
 from pytest_patchwrite.gates.evidence import EvidenceConfig
 
 

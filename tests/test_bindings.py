@@ -14,10 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pytest_patchwrite.gates.binding import bind_root, write_bindings
+from pytest_patchwrite.flows.bind import bind_root, write_bindings
+from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.gates.evidence import EvidenceConfig, EvidenceGate, evaluate
-from pytest_patchwrite.manuscript import load_manuscript
-from pytest_patchwrite.transaction import try_patch
+from pytest_patchwrite.snapshot.manuscript import load_manuscript
 
 RESULTS = {
     "baseline": {"clean_acc": 0.682, "occluded_acc": 0.417},

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import example_repository, require_tool
 
+from pytest_patchwrite.flows.prdiff import GitBase, diff_manuscript
 from pytest_patchwrite.gates.evidence import EvidenceConfig
-from pytest_patchwrite.prdiff import GitBase, diff_manuscript
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "paper"
 

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_patchwrite.check import numbers_result
+from pytest_patchwrite.flows.check import numbers_result
+from pytest_patchwrite.flows.prdiff import GitBase, diff_manuscript
+from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.gates.evidence import EvidenceConfig, EvidenceGate, evaluate
-from pytest_patchwrite.latex import scan
-from pytest_patchwrite.manuscript import load_manuscript
 from pytest_patchwrite.model import ERROR, WARNING
-from pytest_patchwrite.prdiff import GitBase, diff_manuscript
-from pytest_patchwrite.transaction import try_patch
+from pytest_patchwrite.snapshot.manuscript import load_manuscript
+from pytest_patchwrite.tex.latex import scan
 
 PAPER = r"""% !patchwrite log = results.json
 \documentclass{article}

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import require_ctex, require_tool
 
+from pytest_patchwrite.engine.texlog import parse_blg, parse_tex_log
+from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.gates.compile import CompileGate
 from pytest_patchwrite.model import PatchContext
-from pytest_patchwrite.texlog import parse_blg, parse_tex_log
-from pytest_patchwrite.transaction import try_patch
 
 CORPUS = Path(__file__).parent / "tex"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "paper"
@@ -305,7 +305,7 @@ def test_unknown_engine_is_a_clear_error() -> None:
 
 
 def test_sandbox_environment() -> None:
-    from pytest_patchwrite.sandboxcmd import tex_env as sandbox_env
+    from pytest_patchwrite.engine.sandboxcmd import tex_env as sandbox_env
 
     os.environ["TEXMFOUTPUT"] = "/"
     try:

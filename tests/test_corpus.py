@@ -15,7 +15,7 @@ from pytest_patchwrite.corpus.stress import CONDITIONS, StressOptions, run_stres
 from pytest_patchwrite.edit import apply_edit
 from pytest_patchwrite.gates.compile import CompileGate
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
-from pytest_patchwrite.manuscript import load_manuscript
+from pytest_patchwrite.snapshot.manuscript import load_manuscript
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "paper"
 
@@ -38,7 +38,7 @@ def test_corpus_shape() -> None:
 
 
 def evaluate_scan(text: str):
-    from pytest_patchwrite.latex import scan
+    from pytest_patchwrite.tex.latex import scan
 
     return scan(text).numbers
 

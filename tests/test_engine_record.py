@@ -14,10 +14,10 @@ import pytest
 from conftest import require_tool
 
 from pytest_patchwrite.autoraters.references import load_references
-from pytest_patchwrite.check import CheckOptions, check_manuscript
 from pytest_patchwrite.cli import main
+from pytest_patchwrite.flows.check import CheckOptions, check_manuscript
+from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.gates import default_gates
-from pytest_patchwrite.transaction import try_patch
 
 # the bibliography is named through a macro set in metadata.tex; `\refcite` and `\chapterfile` are the class's own
 # commands, out of the scanner's sight (it reads the manuscript's files, not the class)

@@ -23,11 +23,12 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite import envfaults, sandbox, sandboxcmd
+from pytest_patchwrite.engine import sandbox, sandboxcmd
+from pytest_patchwrite.engine.sandboxlimits import Limits
 from pytest_patchwrite.errors import EnvironmentFault
+from pytest_patchwrite.files import envfaults
 from pytest_patchwrite.gates import outcomes
-from pytest_patchwrite.logread import load_logs
-from pytest_patchwrite.sandboxlimits import Limits
+from pytest_patchwrite.numbers.logread import load_logs
 
 REPO = Path(__file__).resolve().parents[1]
 PW = f"{shlex.quote(sys.executable)} -m pytest_patchwrite.cli"

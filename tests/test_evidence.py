@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite import kpse
-from pytest_patchwrite.bib import load_bib, resolve_bib
+from pytest_patchwrite.engine import kpse
 from pytest_patchwrite.errors import InputError
+from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.gates.evidence import EvidenceConfig, EvidenceGate, evaluate
-from pytest_patchwrite.logread import load_logs
-from pytest_patchwrite.manuscript import load_manuscript
-from pytest_patchwrite.transaction import try_patch
+from pytest_patchwrite.numbers.logread import load_logs
+from pytest_patchwrite.snapshot.bib import load_bib, resolve_bib
+from pytest_patchwrite.snapshot.manuscript import load_manuscript
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "paper"
 BIB = """@string{jrv = "Journal of Robust Vision"}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite import sandbox, sandboxcmd
+from pytest_patchwrite.engine import sandbox, sandboxcmd
 from pytest_patchwrite.gates import fontcache
 from pytest_patchwrite.gates.compile import CompileGate
 

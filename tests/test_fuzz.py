@@ -23,13 +23,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_patchwrite.bib import load_bibliography
 from pytest_patchwrite.edit import REASONS, EditError, apply_edit, count_lines, parse_edit
 from pytest_patchwrite.errors import PatchwriteError
+from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.gates.evidence import EvidenceConfig, EvidenceGate
-from pytest_patchwrite.latex import scan
-from pytest_patchwrite.logread import load_logs
-from pytest_patchwrite.transaction import try_patch
+from pytest_patchwrite.numbers.logread import load_logs
+from pytest_patchwrite.snapshot.bib import load_bibliography
+from pytest_patchwrite.tex.latex import scan
 
 LONG = os.environ.get("PATCHWRITE_FUZZ") == "long"
 FUZZ = settings(

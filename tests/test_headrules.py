@@ -9,9 +9,9 @@ from pathlib import Path
 from test_evidence import LOG, paper
 from test_prdiff import changes, edit, repo  # noqa: F401 - `repo` is a fixture
 
+from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.gates.evidence import EvidenceGate
 from pytest_patchwrite.gates.headrules import carried_suppressions, settings_changes
-from pytest_patchwrite.transaction import try_patch
 
 
 def test_a_candidate_cannot_add_a_suppression(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from test_evidence import LOG, found, paper
 
-from pytest_patchwrite.latex import scan
+from pytest_patchwrite.tex.latex import scan
 
 
 @pytest.mark.parametrize(

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from pytest_patchwrite.errors import InputError, InputTooLarge, NotRegularFile
-from pytest_patchwrite.explog import EvidenceLog, load_log_file
-from pytest_patchwrite.inputs import read_bytes, read_text
-from pytest_patchwrite.logread import load_logs
-from pytest_patchwrite.paths import Boundary
-from pytest_patchwrite.transaction import try_patch
+from pytest_patchwrite.files.inputs import read_bytes, read_text
+from pytest_patchwrite.files.paths import Boundary
+from pytest_patchwrite.flows.transaction import try_patch
+from pytest_patchwrite.numbers.explog import EvidenceLog, load_log_file
+from pytest_patchwrite.numbers.logread import load_logs
 
 
 def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
@@ -108,7 +108,7 @@ def test_a_long_digit_run_in_a_log_is_scanned(tmp_path: Path) -> None:
 
 def test_a_nul_in_a_bibliography_name_is_a_located_violation(tmp_path: Path) -> None:
     from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
-    from pytest_patchwrite.manuscript import load_manuscript
+    from pytest_patchwrite.snapshot.manuscript import load_manuscript
 
     root = tmp_path / "main.tex"
     root.write_text(
@@ -134,7 +134,7 @@ def test_a_read_only_directory_is_an_input_error(tmp_path: Path) -> None:
 
 
 def test_the_manuscript_cap_holds_for_all_its_files_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_patchwrite.manuscript import load_manuscript
+    from pytest_patchwrite.snapshot.manuscript import load_manuscript
 
     monkeypatch.setenv("PATCHWRITE_MAX_MANUSCRIPT_MB", "1")
     part = "Prose with 91.4 in it.\n" * 30_000  # 0.69 MB: each file alone is under the cap
@@ -155,7 +155,7 @@ def test_a_bad_limit_in_the_environment_is_an_input_error_naming_it(
     import subprocess
     import sys
 
-    from pytest_patchwrite.sandboxlimits import Limits
+    from pytest_patchwrite.engine.sandboxlimits import Limits
 
     monkeypatch.setenv("PATCHWRITE_SANDBOX_MEMORY_MB", value)
     with pytest.raises(InputError, match="PATCHWRITE_SANDBOX_MEMORY_MB: .* is not a positive number"):

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite.check import CheckOptions, check_manuscript
 from pytest_patchwrite.cli import main
+from pytest_patchwrite.flows.check import CheckOptions, check_manuscript
 
 REFS = """@article{alpha2020, title = {Alpha}, author = {A. One}, journal = {Phys. Rev. Lett.}, year = {2020},
   volume = {1}, pages = {1}}

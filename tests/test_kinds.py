@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_patchwrite.explain import render_markdown
+from pytest_patchwrite.commands.kinddoc import render_markdown
 from pytest_patchwrite.kinds import ENTRIES, GROUPS, KINDS
 from pytest_patchwrite.model import Violation
 
@@ -24,18 +24,18 @@ LOG_ONLY = {"rerun", "multiply_defined_label"}
 # call sites whose kind is computed: (module, source of the kind expression) -> the kinds it can take.
 # The kinds must appear as string literals in that module, so a rename there shows up here.
 DYNAMIC = {
-    ("selfattest.py", "KIND"): {"attested_by_change"},
+    ("flows/selfattest.py", "KIND"): {"attested_by_change"},
     ("gates/evidence.py", "m.kind"): {"undefined_citation", "undefined_reference"},
     ("gates/headrules.py", "kind"): {"suppression_changed", "config_changed"},
-    ("prdiff.py", "f'moved_{kind}'"): {"moved_number", "moved_cite"},
-    ("prdiff.py", "f'added_{kind}'"): {"added_number", "added_cite"},
-    ("prdiff.py", "f'removed_{kind}'"): {"removed_number", "removed_cite"},
+    ("flows/prdiff.py", "f'moved_{kind}'"): {"moved_number", "moved_cite"},
+    ("flows/prdiff.py", "f'added_{kind}'"): {"added_number", "added_cite"},
+    ("flows/prdiff.py", "f'removed_{kind}'"): {"removed_number", "removed_cite"},
     # these pass on a kind that was already collected: from a log message, a violation, an EditError
     ("gates/located.py", "m.kind"): set(),
     ("gates/located.py", "violation.kind"): set(),
     ("gates/located.py", "message.kind"): set(),
-    ("texlog.py", "kind"): set(),
-    ("transaction.py", "exc.reason"): set(),
+    ("engine/texlog.py", "kind"): set(),
+    ("flows/transaction.py", "exc.reason"): set(),
 }
 
 
@@ -111,7 +111,7 @@ def test_the_scan_finds_what_it_should() -> None:
     literal, computed, _ = emitted()
     assert {"unknown_cite", "math_mode", "past_eof", "unclosed_group", "timeout"} <= literal
     assert "rerun" not in literal
-    assert ("prdiff.py", "f'moved_{kind}'") in computed
+    assert ("flows/prdiff.py", "f'moved_{kind}'") in computed
 
 
 def test_entries_are_complete() -> None:
@@ -126,7 +126,7 @@ def test_entries_are_complete() -> None:
 def test_the_page_is_rendered_from_the_entries() -> None:
     page = (ROOT / "docs" / "violations.md").read_text(encoding="utf-8")
     assert page == render_markdown(), (
-        "docs/violations.md is stale: python -m pytest_patchwrite.explain > docs/violations.md"
+        "docs/violations.md is stale: python -m pytest_patchwrite.commands.kinddoc > docs/violations.md"
     )
     for k in ENTRIES:
         assert f"\n### {k.name}\n" in page

@@ -6,9 +6,9 @@ from decimal import Decimal
 
 import pytest
 
-from pytest_patchwrite.latex import scan
-from pytest_patchwrite.placeholders import find as find_placeholders
-from pytest_patchwrite.texmask import mask
+from pytest_patchwrite.tex.latex import scan
+from pytest_patchwrite.tex.placeholders import find as find_placeholders
+from pytest_patchwrite.tex.texmask import mask
 
 # (source, the numbers scan() must yield as (printed text, line)); an empty list means none at all
 NUMBER_CASES = [

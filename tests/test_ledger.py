@@ -15,7 +15,7 @@ import pytest
 from conftest import require_tool
 
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
-from pytest_patchwrite.manuscript import load_manuscript
+from pytest_patchwrite.snapshot.manuscript import load_manuscript
 
 RESULTS = {"baseline": {"clean_acc": 0.682}, "ours": {"clean_acc": 0.9142}}
 PROSE = "Accuracy was 91.4\\% compared with the baseline 68.2\\%.\n"

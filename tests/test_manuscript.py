@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pytest_patchwrite.manuscript import find_root, infer_engine, is_root, load_manuscript, magic_comments
+from pytest_patchwrite.snapshot.manuscript import find_root, infer_engine, is_root, load_manuscript, magic_comments
 
 
 def test_is_root() -> None:

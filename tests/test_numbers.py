@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_patchwrite.explog import EvidenceLog
+from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.gates.evidence import EvidenceConfig, EvidenceGate
-from pytest_patchwrite.latex import scan
-from pytest_patchwrite.logread import load_logs
+from pytest_patchwrite.numbers.explog import EvidenceLog
+from pytest_patchwrite.numbers.logread import load_logs
 from pytest_patchwrite.numeric import NumberIndex, parse_number
-from pytest_patchwrite.transaction import try_patch
+from pytest_patchwrite.tex.latex import scan
 
 PAPER = "% !patchwrite log = results.json\n\\documentclass{article}\n\\begin{document}\nx\n\\end{document}\n"
 

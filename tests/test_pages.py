@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
+from pytest_patchwrite.flows.prdiff import GitBase, diff_manuscript
 from pytest_patchwrite.gates.evidence import EvidenceConfig
 from pytest_patchwrite.model import Violation
-from pytest_patchwrite.pagepair import Page, pair_pages
-from pytest_patchwrite.pagesflow import PagesOptions, PagesReport, ShownPage, write_pages
-from pytest_patchwrite.pageshtml import render_index
-from pytest_patchwrite.prdiff import GitBase, diff_manuscript
+from pytest_patchwrite.pages.pagepair import Page, pair_pages
+from pytest_patchwrite.pages.pagesflow import PagesOptions, PagesReport, ShownPage, write_pages
+from pytest_patchwrite.pages.pageshtml import render_index
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -180,7 +180,7 @@ def test_a_kept_pdf_that_was_tampered_with_is_ignored(tmp_path: Path) -> None:
 def test_drawing_stops_at_the_time_budget(tmp_path: Path) -> None:
     import time
 
-    from pytest_patchwrite.pagerender import RenderError, render_page
+    from pytest_patchwrite.engine.pagerender import RenderError, render_page
 
     with pytest.raises(RenderError, match="the time budget for pages ran out"):
         render_page(tmp_path / "none.pdf", 1, tmp_path / "p.png", side=800, deadline=time.monotonic() - 1)

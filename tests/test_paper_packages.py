@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite.check import CheckOptions, check_manuscript
+from pytest_patchwrite.flows.check import CheckOptions, check_manuscript
 
 LMODERN = r"""\documentclass{article}
 \usepackage[T1]{fontenc}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite.pdftext import pdf_text
+from pytest_patchwrite.engine.pdftext import pdf_text
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite.plugin import NO_LOG
+from pytest_patchwrite.plugin.plugin import NO_LOG
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
@@ -133,7 +133,7 @@ def test_fixtures_accept_reject_and_preservation(pytester: pytest.Pytester, mode
         test_agent=f"""
         from pathlib import Path
         import pytest
-        from pytest_patchwrite.fixtures import assert_preserved, EvidenceTokens
+        from pytest_patchwrite.plugin.fixtures import assert_preserved, EvidenceTokens
 
         PAPER = Path({str(EXAMPLES / "paper")!r}) / "main.tex"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
+from pytest_patchwrite.flows.prdiff import BaseError, GitBase, diff_manuscript, format_change
 from pytest_patchwrite.gates.evidence import EvidenceConfig
-from pytest_patchwrite.prdiff import BaseError, GitBase, diff_manuscript, format_change
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "paper"
 

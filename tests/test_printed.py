@@ -9,8 +9,8 @@ from pathlib import Path
 
 from conftest import require_tool
 
-from pytest_patchwrite import texmask
 from pytest_patchwrite.model import MAX_PRINTED, Violation, printed_lines
+from pytest_patchwrite.tex import texmask
 
 
 def test_mask_is_computed_once_per_text_and_its_comments_are_the_callers() -> None:

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_patchwrite import inputs, logread, streamread
 from pytest_patchwrite.errors import InputError
-from pytest_patchwrite.gates.binding import bind_root, write_bindings
+from pytest_patchwrite.files import inputs, streamread
+from pytest_patchwrite.flows.bind import bind_root, write_bindings
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
-from pytest_patchwrite.latex import scan
-from pytest_patchwrite.manuscript import load_manuscript
-from pytest_patchwrite.texnumbers import document_language
+from pytest_patchwrite.numbers import logread
+from pytest_patchwrite.snapshot.manuscript import load_manuscript
+from pytest_patchwrite.tex.latex import scan
+from pytest_patchwrite.tex.texnumbers import document_language
 
 PROFILE = '{"phase": "warmup", "ms": 12.5}\n{"phase": "steady", "ms": 8.25, "peak_mb": 0.19}\n'
 

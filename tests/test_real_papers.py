@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite.check import CheckOptions, check_manuscript
+from pytest_patchwrite.flows.check import CheckOptions, check_manuscript
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
-from pytest_patchwrite.manuscript import load_manuscript
 from pytest_patchwrite.model import Violation
+from pytest_patchwrite.snapshot.manuscript import load_manuscript
 
 REFS = """@book{knuth1984, author = {Donald Knuth}, title = {The {\\TeX}book}, year = {1984}, publisher = {AW}}
 @book{lamport1994, author = {Leslie Lamport}, title = {{\\LaTeX}}, year = {1994}, publisher = {AW}}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite.check import CheckOptions, check_manuscript
+from pytest_patchwrite.flows.check import CheckOptions, check_manuscript
 
 SAMPLES = sorted((Path(__file__).parent / "real_world").glob("*.tex"))
 

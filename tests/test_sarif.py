@@ -11,9 +11,9 @@ import jsonschema
 import pytest
 from conftest import example_repository, require_tool
 
+from pytest_patchwrite.commands.sarif import sarif_log
 from pytest_patchwrite.kinds import KINDS
 from pytest_patchwrite.model import WARNING, Violation
-from pytest_patchwrite.sarif import sarif_log
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((Path(__file__).parent / "sarif" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
-from pytest_patchwrite.latex import scan
-from pytest_patchwrite.manuscript import load_manuscript
+from pytest_patchwrite.snapshot.manuscript import load_manuscript
+from pytest_patchwrite.tex.latex import scan
 
 # (source, [(printed text, value, percent)]); the value's exponent is its printed precision
 CASES = [

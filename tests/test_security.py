@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite import sandbox, sandboxcmd
-from pytest_patchwrite.tempfiles import temp_root
+from pytest_patchwrite.engine import sandbox, sandboxcmd
+from pytest_patchwrite.files.tempfiles import temp_root
 
 CANARY = "CANARYc4f2e91b"  # in the secret files, .git/config and the environment
 CANARY_NUMBER = "31337.4242"  # a number, so an evidence gate that read a secret would echo it
@@ -591,7 +591,7 @@ def test_pytest_trusted_input_flag_and_ini(tmp_path: Path) -> None:
 
 def test_log_glob_is_bounded(tmp_path: Path) -> None:
     """A glob over more files than the cap is refused as a whole, not walked to the end."""
-    from pytest_patchwrite.paths import MAX_GLOB_MATCHES, Boundary, OutsideTree
+    from pytest_patchwrite.files.paths import MAX_GLOB_MATCHES, Boundary, OutsideTree
 
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite import treecopy
-from pytest_patchwrite.check import CheckOptions, check_manuscript
+from pytest_patchwrite.engine.pdftext import read_pdf
+from pytest_patchwrite.engine.texlog import parse_tex_log
+from pytest_patchwrite.files import treecopy
+from pytest_patchwrite.flows.check import CheckOptions, check_manuscript
 from pytest_patchwrite.gates.compile import CompileGate
 from pytest_patchwrite.gates.located import located_violations
 from pytest_patchwrite.gates.report import CompileReport
-from pytest_patchwrite.manuscript import copy_manuscript_dir
-from pytest_patchwrite.pdftext import read_pdf
-from pytest_patchwrite.texlog import parse_tex_log
+from pytest_patchwrite.snapshot.manuscript import copy_manuscript_dir
 
 BROKEN = "Fine.\n\\undefinedmacroxyz here.\n"
 
@@ -182,9 +182,9 @@ def test_a_shared_bibliography_swapped_after_the_check_is_never_copied_from_outs
     import subprocess
 
     from pytest_patchwrite.errors import EnvironmentFault
+    from pytest_patchwrite.files.paths import Boundary
     from pytest_patchwrite.gates.mirror import copy_for_compile
-    from pytest_patchwrite.manuscript import load_manuscript
-    from pytest_patchwrite.paths import Boundary
+    from pytest_patchwrite.snapshot.manuscript import load_manuscript
 
     repo = tmp_path / "repo"
     paper = repo / "paper"

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_patchwrite import shown, stepsummary
+from pytest_patchwrite import shown
 from pytest_patchwrite.model import Violation
+from pytest_patchwrite.plugin import stepsummary
 
 
 @pytest.mark.parametrize(

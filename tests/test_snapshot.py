@@ -16,15 +16,18 @@ from pathlib import Path
 
 from conftest import require_tool
 
-from pytest_patchwrite import bib, latex, logread, plugin, texcites, texconditionals, texmask
+from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.gates import evidence
 from pytest_patchwrite.gates.compile import CompileGate
 from pytest_patchwrite.gates.evidence import EvidenceConfig, EvidenceGate, evaluate
 from pytest_patchwrite.gates.headrules import line_opcodes, unified_lines
-from pytest_patchwrite.manuscript import load_manuscript
 from pytest_patchwrite.model import PatchContext
-from pytest_patchwrite.snapshot import Snapshots
-from pytest_patchwrite.transaction import try_patch
+from pytest_patchwrite.numbers import logread
+from pytest_patchwrite.plugin import plugin
+from pytest_patchwrite.snapshot import bib
+from pytest_patchwrite.snapshot.manuscript import load_manuscript
+from pytest_patchwrite.snapshot.snapshot import Snapshots
+from pytest_patchwrite.tex import latex, texcites, texconditionals, texmask
 
 SECTIONS = 5
 NAMES = ["main.tex", "results.json", "refs.bib", "train.csv", "main.bindings.json",
@@ -98,7 +101,7 @@ def test_a_check_with_a_bindings_file_reads_each_log_once(tmp_path: Path) -> Non
     (root.parent / "train.csv").write_text("step,loss,acc\n1,0.4512,0.8\n2,0.2345,0.87\n")
     root.write_text(root.read_text().replace("log = results.json", "log = results.json, train.csv"))
     (root.parent / "sec1.tex").write_text("The loss fell to 0.2345 \\cite{key1}.\n")
-    from pytest_patchwrite.gates.binding import bind_root, write_bindings
+    from pytest_patchwrite.flows.bind import bind_root, write_bindings
 
     outcome = bind_root(root, EvidenceConfig())
     assert {b.best.entry.log.name for b in outcome.reconciled.result.bound} == {"results.json", "train.csv"}

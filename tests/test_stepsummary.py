@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from pytest_patchwrite.plugin import NO_LOG
-from pytest_patchwrite.stepsummary import MAX_ROWS, cell, destination, render
+from pytest_patchwrite.plugin.plugin import NO_LOG
+from pytest_patchwrite.plugin.stepsummary import MAX_ROWS, cell, destination, render
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 

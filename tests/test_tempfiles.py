@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from pytest_patchwrite.cli import main
-from pytest_patchwrite.tempfiles import (
+from pytest_patchwrite.files.tempfiles import (
     TEMP_SUFFIX,
     owned_temp_dir,
     sweep_dir,
@@ -18,13 +18,13 @@ from pytest_patchwrite.tempfiles import (
     temp_file_prefix,
     temp_root,
 )
-from pytest_patchwrite.transaction import try_patch
+from pytest_patchwrite.flows.transaction import try_patch
 
 # a child that leaves one owned temp file beside the target and one sandbox in the temp root, then waits
 CHILD = """
 import os, sys, tempfile, time
 from pathlib import Path
-from pytest_patchwrite.tempfiles import TEMP_SUFFIX, make_owned_temp_dir, temp_file_prefix
+from pytest_patchwrite.files.tempfiles import TEMP_SUFFIX, make_owned_temp_dir, temp_file_prefix
 target = Path(sys.argv[1])
 fd, _ = tempfile.mkstemp(dir=target.parent, prefix=temp_file_prefix(target), suffix=TEMP_SUFFIX)
 os.write(fd, b"half a manuscript")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_patchwrite import texgroups
-from pytest_patchwrite.latex import scan
-from pytest_patchwrite.texmask import command_args
+from pytest_patchwrite.tex import texgroups
+from pytest_patchwrite.tex.latex import scan
+from pytest_patchwrite.tex.texmask import command_args
 
 KINDS = (("{", "}"), ("[", "]"), ("(", ")"), ("<", ">"))
 

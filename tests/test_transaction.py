@@ -14,9 +14,9 @@ import pytest
 
 from pytest_patchwrite.edit import Edit
 from pytest_patchwrite.errors import InputError
-from pytest_patchwrite.inputs import read_text
+from pytest_patchwrite.files.inputs import read_text
+from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.model import GateResult, PatchContext, Violation
-from pytest_patchwrite.transaction import try_patch
 
 HEAD = "".join(f"line {i}\n" for i in range(1, 21))
 
@@ -104,7 +104,7 @@ def test_input_errors_name_the_file(tmp_path: Path) -> None:
 _CRASH = textwrap.dedent(
     """
     import os, signal, sys
-    from pytest_patchwrite.transaction import try_patch
+    from pytest_patchwrite.flows.transaction import try_patch
 
     def crash(src, dst):
         os.kill(os.getpid(), signal.SIGKILL)

@@ -10,9 +10,9 @@ from pathlib import Path
 from conftest import require_tool
 
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
-from pytest_patchwrite.latex import scan
-from pytest_patchwrite.manuscript import load_manuscript
-from pytest_patchwrite.texconditionals import false_conditionals
+from pytest_patchwrite.snapshot.manuscript import load_manuscript
+from pytest_patchwrite.tex.latex import scan
+from pytest_patchwrite.tex.texconditionals import false_conditionals
 
 BODY = (
     "Hello. \\iffalse See \\cite{zz} TODO 1.5\\%. \\fi\n"

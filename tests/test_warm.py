@@ -16,11 +16,11 @@ from conftest import require_ctex, require_tool
 
 from pytest_patchwrite.corpus import DOCUMENTS, FAULTS, FaultNotApplicable, inject, materialize
 from pytest_patchwrite.edit import apply_edit
+from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.gates import confirm, warm
 from pytest_patchwrite.gates.compile import CompileGate
 from pytest_patchwrite.gates.report import CompileReport
 from pytest_patchwrite.model import PatchContext
-from pytest_patchwrite.transaction import try_patch
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 

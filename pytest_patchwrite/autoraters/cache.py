@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..files.tempfiles import write_json
 from ..gates import cachetrust
-from ..tempfiles import write_json
 
 KIND = "judge-reply"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..flows.prdiff import GitBase
 from ..model import GateResult, Violation
-from ..prdiff import GitBase
 from .halt import decide
 from .judges import Judge, JudgeCall, run_sxs, score_litreview
 from .litreview import validate

@@ -16,15 +16,15 @@ from pylatexenc.latex2text import (  # type: ignore[import-untyped,unused-ignore
     get_default_latex_context_db,
 )
 
-from .. import kpse
-from ..bib import resolve_bib
+from ..engine import kpse
 from ..errors import InputError
+from ..files.inputs import read_text
+from ..files.paths import Boundary, OutsideTree
 from ..gates.evidence import EvidenceConfig
-from ..inputs import read_text
-from ..latex import scan
-from ..manuscript import Manuscript
-from ..paths import Boundary, OutsideTree
-from ..texmask import mask
+from ..snapshot.bib import resolve_bib
+from ..snapshot.manuscript import Manuscript
+from ..tex.latex import scan
+from ..tex.texmask import mask
 from .sections import Reader, flatten
 
 _DOI = re.compile(r"(10\.\d{4,9}/\S+)", re.IGNORECASE)

@@ -11,7 +11,7 @@ import json_repair
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
 
 from ..errors import InputError
-from ..inputs import load_json
+from ..files.inputs import load_json
 
 MAX_REPAIR_CHARS = 200_000  # json-repair walks the text; a runaway reply is an error, not a long wait
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..inputs import read_text
-from ..manuscript import input_spans
-from ..paths import Boundary
-from ..texmask import command_args, mask
+from ..files.inputs import read_text
+from ..files.paths import Boundary
+from ..snapshot.manuscript import input_spans
+from ..tex.texmask import command_args, mask
 
 Reader = Callable[[Path], "str | None"]
 

@@ -11,8 +11,8 @@ from typing import Any
 from .. import shown
 from ..edit import DEFAULT_MAX_SPAN
 from ..errors import EnvironmentFault
-from ..inputs import read_bytes, read_stream
-from ..transaction import try_patch
+from ..files.inputs import read_bytes, read_stream
+from ..flows.transaction import try_patch
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, TRUSTED_HELP, add_engine_option, gates_for, one_line, seconds
 
 

@@ -11,24 +11,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from .. import shown
-from ..binder import EntryIndex
-from ..bindplan import Rules, candidates
 from ..errors import InputError
-from ..gates.binding import BindOutcome, bind_root, write_bindings
+from ..files.paths import repository_top
+from ..flows.bind import BindOutcome, bind_root, outcome_json, write_bindings
+from ..flows.bind import display_path as _rel
 from ..gates.evidence import EvidenceConfig
 from ..gates.numberlock import lock_violations
-from ..latex import scan
-from ..logread import load_entries
-from ..manuscript import find_root, load_manuscript
-from ..paths import repository_top
-from ..texconditionals import false_conditionals
-from ..texnumbers import document_language
+from ..numbers.binder import EntryIndex
+from ..numbers.bindplan import Rules, candidates
+from ..numbers.logread import load_entries
+from ..snapshot.manuscript import find_root, load_manuscript
+from ..tex.latex import scan
+from ..tex.texconditionals import false_conditionals
+from ..tex.texnumbers import document_language
 from .common import TRUSTED_HELP
 
 
@@ -80,40 +80,6 @@ def main(args: argparse.Namespace) -> int:
 SUGGEST_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".yaml", ".yml", ".toml")
 MAX_SUGGEST_FILES = 400
 MAX_SUGGEST_BYTES = 64 * 1024 * 1024
-
-
-def _rel(path: Path, base: Path | None = None) -> str:
-    relative = os.path.relpath(path, base or Path.cwd())
-    return str(path) if relative.startswith("..") and base is None else Path(relative).as_posix()
-
-
-def outcome_json(outcome: BindOutcome) -> dict[str, Any]:
-    """Return the `bind --json` object: bindings, numbers without a decision, conflicts, changes and counts."""
-    rec, ledger = outcome.reconciled, outcome.ledger
-    assert ledger is not None
-    base = outcome.root.parent
-    bindings = []
-    for row in json.loads(outcome.new_text)["bindings"]:
-        bindings.append({k: row[k] for k in ("file", "line", "token", "log", "at", "value", "transform",
-                                              "formula", "alternatives", "reason") if k in row})  # fmt: skip
-    unattested = [{"file": _rel(o.file, base), "line": o.number.line, "token": o.token}
-                  for i, o in enumerate(rec.occurrences) if i not in ledger.covered]  # fmt: skip
-    mismatches = {(v.file, v.line, v.token): v.message for v in lock_violations(rec) if v.kind == "binding_mismatch"}
-    conflicts = []
-    for i in ledger.conflicts:
-        occ = rec.occurrences[i]
-        conflicts.append({"file": _rel(occ.file, base), "line": occ.number.line, "token": occ.token,
-                          "message": mismatches.get((str(occ.file), occ.number.line, occ.token), "")})  # fmt: skip
-    return {
-        "path": _rel(outcome.path),
-        "changed": outcome.changed,
-        "bindings": bindings,
-        "unattested": sorted(unattested, key=lambda u: (u["file"], u["line"])),
-        "conflicts": conflicts,
-        "changes": list(ledger.changes),
-        "counts": {**rec.result.counts(), "stale": len(rec.stale), "coincidental": rec.result.coincidental,
-                   "conflicts": len(conflicts), "manual": sum(r.manual for r in ledger.rows)},
-    }  # fmt: skip
 
 
 def _print(outcome: BindOutcome, verb: str) -> None:
@@ -201,7 +167,7 @@ def _work_tree_files(top: Path) -> list[Path]:
 
 def suggest(root: Path, as_json: bool = False, trusted: bool = False) -> int:
     """Print the work tree's result and config files that would attest most numbers, with the magic comment."""
-    from ..binder import occurrences, prefilter
+    from ..numbers.binder import occurrences, prefilter
     from ..numeric import Sieve
 
     config = EvidenceConfig(trusted=trusted)

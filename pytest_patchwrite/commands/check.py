@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import shown
 from ..errors import EnvironmentFault, InputError
-from ..inputs import read_text
+from ..files.inputs import read_text
 from ..model import WARNING, printed_lines
 from .common import (
     EXIT_FAILED,
@@ -46,7 +46,7 @@ def register(sub: Any) -> None:
 
 def roots_of(names: list[str]) -> list[Path]:
     """Return the root manuscripts the named files stand for, each once (a section stands for its root)."""
-    from ..manuscript import find_root, is_root
+    from ..snapshot.manuscript import find_root, is_root
 
     roots: dict[Path, Path] = {}  # resolved -> as shown
     for name in names:
@@ -73,8 +73,8 @@ def _roots_in(directory: Path) -> list[Path]:
     """Return the root manuscripts below `directory` as `pytest DIR` collects them (dot-directories skipped, links
     to directories not followed); raise InputError when it holds none."""
     from ..errors import NotRegularFile
-    from ..inputs import read_prefix
-    from ..manuscript import is_root
+    from ..files.inputs import read_prefix
+    from ..snapshot.manuscript import is_root
 
     found: list[Path] = []
     for here, dirs, files in os.walk(directory):
@@ -94,7 +94,7 @@ def _roots_in(directory: Path) -> list[Path]:
 
 def run(args: argparse.Namespace) -> int:
     """Run every gate on each root manuscript; return the exit code."""
-    from ..check import CheckOptions, check_manuscript
+    from ..flows.check import CheckOptions, check_manuscript
 
     if args.max_runs < 1:
         raise InputError("--max-runs", f"{args.max_runs}: at least one engine run is needed")

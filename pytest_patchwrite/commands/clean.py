@@ -19,8 +19,8 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Remove temp files and sandbox directories left by killed patchwrite processes; return the exit code."""
+    from ..files.tempfiles import sweep_temp_root, sweep_tree
     from ..gates.verdicts import default_cache_dir
-    from ..tempfiles import sweep_temp_root, sweep_tree
 
     top = Path(args.dir)
     if not top.is_dir():

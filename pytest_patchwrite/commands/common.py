@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import shown
 from ..errors import InputError
-from ..inputs import parse_seconds
+from ..files.inputs import parse_seconds
 from ..model import Gate
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -78,7 +78,7 @@ def write_output(target: str, text: str, what: str) -> None:
 
 def write_sarif(target: str | None, violations: list) -> None:
     """Write `violations` to the SARIF file `target` when one was asked for (`--sarif FILE`)."""
-    from ..sarif import write_sarif as write
+    from .sarif import write_sarif as write
 
     if target and not write(Path(target), violations):
         raise InputError(target, "cannot write the SARIF file there")

@@ -44,9 +44,9 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Report what the working tree's manuscript moved against a git revision; return the exit code."""
+    from ..flows.prdiff import GitBase, diff_manuscript, format_change
     from ..gates.evidence import EvidenceConfig
-    from ..manuscript import find_root, load_manuscript
-    from ..prdiff import GitBase, diff_manuscript, format_change
+    from ..snapshot.manuscript import find_root, load_manuscript
 
     root = find_root(Path(args.file))
     base = GitBase.open(root.parent, args.base)
@@ -85,7 +85,7 @@ def _compiled(args: argparse.Namespace, manuscript: Any) -> Any:
     The diff does not fail because the compile does (that is `check`'s item); a passing compile's undefined
     citations and references on changed lines fail it, as in the pytest `diff` item.
     """
-    from ..check import CheckOptions
+    from ..flows.check import CheckOptions
     from ..gates.report import EngineMissing
 
     options = CheckOptions(engine=args.engine, timeout=args.timeout or 60.0, use_cache=not args.no_cache,
@@ -102,7 +102,7 @@ def _pages(args: argparse.Namespace, root: Path, base: Any, changes: list) -> An
     """Return the pages report of `--pages DIR` (None without the option)."""
     if not args.pages:
         return None
-    from ..pagesflow import PagesOptions, check_ready, write_pages
+    from ..pages.pagesflow import PagesOptions, check_ready, write_pages
 
     options = PagesOptions(Path(args.pages), max_pages=args.pages_max, side=args.pages_size,
                            timeout=args.timeout or 60.0, engine=args.engine, use_cache=not args.no_cache,

@@ -1,10 +1,10 @@
-"""`patchwrite explain [KIND]`: the command's parser and body live with the kinds, in `explain.py`."""
+"""`patchwrite explain [KIND]`: the command's parser and body live with the kinds, in `kinddoc.py`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..explain import add_explain_parser
+from .kinddoc import add_explain_parser
 
 
 def register(sub: Any) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import shown
 from ..errors import InputError
-from ..inputs import read_text
+from ..files.inputs import read_text
 from ..model import display_path
 from .common import EXIT_OK, add_engine_option, seconds, write_output
 
@@ -40,9 +40,9 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Inject one of the eight faults into FILE's manuscript (a site in FILE, else in any file it reads); return the
     exit code."""
-    from ..check import CheckOptions
     from ..corpus import FaultNotApplicable
     from ..corpus.verify import inject_verified, refuse_used_tree, write_tree
+    from ..flows.check import CheckOptions
 
     path = Path(args.file)
     read_text(path)

@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import shown
 from ..edit import line_texts, number_lines
-from ..inputs import read_text
+from ..files.inputs import read_text
 from .common import EXIT_OK
 
 #: lines the stderr note names before it says how many more

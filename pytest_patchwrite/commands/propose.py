@@ -15,8 +15,8 @@ from typing import Any
 
 from .. import shown
 from ..edit import DEFAULT_MAX_SPAN
-from ..inputs import read_text
-from ..transaction import try_patch
+from ..files.inputs import read_text
+from ..flows.transaction import try_patch
 from .common import EXIT_FAILED, EXIT_OK, add_engine_option, gates_for, seconds
 
 

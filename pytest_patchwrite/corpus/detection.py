@@ -11,11 +11,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..check import citations_result, compile_result, numbers_result, placeholders_result
-from ..gates.binding import bind_root
+from ..flows.bind import bind_root
+from ..flows.check import citations_result, compile_result, numbers_result, placeholders_result
 from ..gates.compile import CompileGate
 from ..gates.evidence import EvidenceConfig, EvidenceReport, evaluate
-from ..manuscript import load_manuscript
+from ..snapshot.manuscript import load_manuscript
 from .documents import DOCUMENTS, materialize
 from .faults import CONTENT_FAULTS, inject
 

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..edit import Edit, line_ending
-from ..latex import _structural_ranges, scan
-from ..placeholders import definitions
-from ..texconditionals import conditional_spans
-from ..texmask import _inside, _merge, mask
+from ..tex.latex import _structural_ranges, scan
+from ..tex.placeholders import definitions
+from ..tex.texconditionals import conditional_spans
+from ..tex.texmask import _inside, _merge, mask
 from .documents import FAKE_KEY
 
 CONTENT_FAULTS = ("fake_cite", "bad_number", "todo", "swapped_acc")

@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import envfaults
 from ..edit import DEFAULT_MAX_SPAN
+from ..files import envfaults
+from ..files.inputs import load_json, read_text
+from ..flows.transaction import try_patch
 from ..gates.compile import CompileGate
 from ..gates.evidence import EvidenceGate
-from ..inputs import load_json, read_text
 from ..model import Gate
 from ..proposers.base import ProposalRequest, Proposer, ProposerError
 from ..proposers.prompt import SYSTEM_PROMPT_VERSION
-from ..transaction import try_patch
 from .documents import DOCUMENTS, LAYERS_LINE, materialize
 from .faults import inject
 

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import envfaults
 from ..edit import Edit, apply_edit, count_lines, split_lines
+from ..files import envfaults
+from ..flows.prdiff import jaccard
+from ..flows.transaction import try_patch
 from ..gates.compile import CompileGate
 from ..gates.evidence import EvidenceConfig, EvidenceGate
-from ..latex import scan
 from ..model import Gate, PatchContext
-from ..prdiff import jaccard
-from ..transaction import try_patch
+from ..tex.latex import scan
 from .detection import detect_manuscript, summarize_detection
 from .documents import DOCUMENTS, HALLUCINATED_KEY, LAYERS_LINE, materialize
 from .faults import CONTENT_FAULTS, FAULTS, Fault, inject

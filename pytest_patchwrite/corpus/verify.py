@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..check import CheckOptions, citations_result, numbers_result, placeholders_result
 from ..errors import InputError
+from ..files.inputs import read_text
+from ..flows.check import CheckOptions, citations_result, numbers_result, placeholders_result
 from ..gates.evidence import evaluate
-from ..inputs import read_text
-from ..manuscript import Manuscript, copy_manuscript_dir, is_root, load_manuscript, locate
 from ..model import GateResult, failing
+from ..snapshot.manuscript import Manuscript, copy_manuscript_dir, is_root, load_manuscript, locate
 from .documents import FAKE_KEY
 from .faults import Fault, FaultNotApplicable, sites
 

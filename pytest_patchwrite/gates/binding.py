@@ -10,13 +10,14 @@ into what `check` reports.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from ..binder import (
+from ..errors import InputError
+from ..files.inputs import decode, read_held
+from ..files.paths import Boundary, OutsideTree
+from ..numbers.binder import (
     BindResult,
     Bound,
     Candidate,
@@ -24,28 +25,24 @@ from ..binder import (
     Occurrence,
     apply,
     holds,
-    occurrences,
     prefilter,
 )
-from ..bindplan import bind_fresh
-
-if TYPE_CHECKING:
-    from .evidence import EvidenceConfig
-    from .ledger import Ledger
-from ..bindfile import MANUAL, FileBinding, OldBindings, Place, default_path, distinct, dumps, match, parse, to_json
-from ..derived import describe, formula_values
-from ..errors import InputError
-from ..explog import resolve_logs
-from ..inputs import decode, read_held
-from ..latex import Scan, scan
-from ..logentries import LogData
-from ..logread import LogSet, read_logs
-from ..manuscript import Manuscript, load_manuscript, magic_comments
+from ..numbers.bindfile import (
+    MANUAL,
+    FileBinding,
+    Place,
+    default_path,
+    distinct,
+    match,
+    parse,
+)
+from ..numbers.bindplan import bind_fresh
+from ..numbers.derived import describe, formula_values
+from ..numbers.logentries import LogData
+from ..numbers.logread import LogSet, read_logs
 from ..numeric import Sieve, parse_number
-from ..paths import Boundary, OutsideTree
-from ..tempfiles import TEMP_SUFFIX, temp_file_prefix
-from ..texconditionals import false_conditionals
-from ..texnumbers import document_language
+from ..snapshot.manuscript import Manuscript, magic_comments
+from ..tex.latex import Scan
 
 
 @dataclass
@@ -219,28 +216,6 @@ def manual_binding(occ: Occurrence, reason: str) -> FileBinding:
                        MANUAL, None, [], reason)  # fmt: skip
 
 
-@dataclass
-class BindOutcome:
-    """What `patchwrite bind` found for one manuscript and the bindings file text it would write."""
-
-    root: Path
-    path: Path
-    reconciled: Reconciled
-    old_text: str | None
-    new_text: str
-    ledger: Ledger | None = None
-
-    @property
-    def changed(self) -> bool:
-        """Return whether writing would change the file."""
-        return self.old_text != self.new_text
-
-    @property
-    def conflicts(self) -> int:
-        """Return how many reviewed decisions no longer hold and were kept (`bind` exits 1; `--update` accepts)."""
-        return len(self.ledger.conflicts) if self.ledger is not None else 0
-
-
 def bindings_location(manuscript: Manuscript, root_text: str | None = None) -> Path:
     """Return the bindings file of a manuscript (`% !patchwrite bindings = FILE` in the root, else beside it)."""
     text = manuscript.texts[manuscript.root] if root_text is None else root_text
@@ -272,64 +247,3 @@ def read_bindings(path: Path, manuscript: Manuscript) -> tuple[str | None, list[
 def allowed_numbers(items: list[str]) -> set[Decimal]:
     """Return the values of a configuration's allowed numbers."""
     return {value for item in items if (value := parse_number(str(item).rstrip("%"))) is not None}
-
-
-def bind_root(
-    root: Path | Manuscript,
-    config: EvidenceConfig,
-    *,
-    update: bool = False,
-    manual: tuple[str, ...] = (),
-    reason: str | None = None,
-) -> BindOutcome:
-    """Return what `patchwrite bind` would write for the manuscript rooted at `root` (or its snapshot): the file's
-    decisions that hold kept byte for byte, new numbers bound, a decision that no longer holds kept as a conflict
-    (`update`: replaced by the fresh decision, and a version 1 file rebound from scratch); `manual` (FILE:LINE:TOKEN
-    or `unattested`) recorded as typed by hand with `reason`. Nothing is written."""
-    from .ledger import build_ledger, manual_targets
-
-    manuscript = root if isinstance(root, Manuscript) else load_manuscript(root, boundary=config.boundary(root))
-    config = config.for_manuscript(manuscript)
-    if not config.logs:
-        raise InputError(manuscript.root, "declares no experimental log (`% !patchwrite log = FILE`); "
-                         "`patchwrite bind --suggest` lists files that would attest its numbers")  # fmt: skip
-    try:
-        logs = resolve_logs(list(config.logs), manuscript.directory, manuscript.boundary)
-    except OutsideTree as exc:
-        raise InputError(manuscript.root, f"log {exc.name} {exc.why}") from None
-    path = bindings_location(manuscript)
-    try:
-        old_text, existing = read_bindings(path, manuscript)
-    except OldBindings as exc:
-        if not update:
-            raise
-        old_text, existing = exc.text, None
-    false_ifs = false_conditionals(manuscript.texts.values())
-    language = document_language(manuscript.texts[p] for p in manuscript.files)
-    scans = [scan(manuscript.texts[p], str(p), false_ifs, None, language) for p in manuscript.files]
-    policy = "decimals" if config.numbers == "off" else config.numbers
-    occs = occurrences(scans, manuscript.texts, policy, allowed_numbers(config.allow_numbers))
-    datas = read_for_locks(manuscript, scans, logs, occs, existing, need_pool=False).datas
-    rec = reconcile(scans, manuscript.texts, datas, occs, existing, manuscript.directory, manuscript.root)
-    ledger = build_ledger(rec, update, manual_targets(rec, manual, reason, manuscript), reason or "")
-    new_text = dumps(to_json(ledger.rows, manuscript.root))
-    return BindOutcome(manuscript.root, path, rec, old_text, new_text, ledger)
-
-
-def write_bindings(path: Path, text: str) -> None:
-    """Replace the bindings file atomically (temp file in its directory, then rename); raise InputError if it cannot."""
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_file_prefix(path), suffix=TEMP_SUFFIX)
-    except OSError as exc:
-        raise InputError(path.parent, f"cannot hold the bindings file ({exc.strerror})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise InputError(path, f"cannot be written ({exc.strerror})") from None
-        raise

@@ -24,7 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..paths import repository_top
+from ..files.paths import repository_top
 
 SECRET_ENV = "PATCHWRITE_CACHE_SECRET"
 SECRET_FILE = "secret"

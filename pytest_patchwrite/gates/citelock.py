@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .. import kpse
-from ..bib import Bibliography, load_bibliography, resolve_bib
-from ..latex import Scan, key_lines
-from ..manuscript import Manuscript, bib_backend, magic_line
+from ..engine import kpse
+from ..files.paths import Boundary, OutsideTree
 from ..model import ERROR, WARNING, Violation
-from ..paths import Boundary, OutsideTree
+from ..snapshot.bib import Bibliography, load_bibliography, resolve_bib
+from ..snapshot.manuscript import Manuscript, bib_backend, magic_line
+from ..tex.latex import Scan, key_lines
 
 
 def declared_at(manuscript: Manuscript, key: str, config_text: str) -> tuple[str, int]:

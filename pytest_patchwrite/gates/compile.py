@@ -9,14 +9,16 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
-from .. import envfaults, sandbox, sandboxcmd, snapshot, unconfined
-from ..engines import needed_engine
-from ..manuscript import ENGINES, Manuscript, infer_engine, load_manuscript
+from ..engine import sandbox, sandboxcmd, unconfined
+from ..engine.pdftext import PDF_SECONDS, read_pdf
+from ..engine.sandboxlimits import Limits
+from ..engine.texlog import ERROR, LogMessage, Recording, needs_rerun, parse_blg, parse_tex_log
+from ..files import envfaults
+from ..files.paths import Boundary
 from ..model import GateResult, PatchContext, Violation, failing
-from ..paths import Boundary
-from ..pdftext import PDF_SECONDS, read_pdf
-from ..sandboxlimits import Limits
-from ..texlog import ERROR, LogMessage, Recording, needs_rerun, parse_blg, parse_tex_log
+from ..snapshot import snapshot
+from ..snapshot.engines import needed_engine
+from ..snapshot.manuscript import ENGINES, Manuscript, infer_engine, load_manuscript
 from . import cachetrust, confirm, fontcache, mirror, outcomes, record, verdicts, warm
 from .located import located_violations, relocate
 from .report import PACKAGE_OF, CompileReport, EngineMissing

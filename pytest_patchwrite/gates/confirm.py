@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..texlog import ERROR, FATAL, LogMessage, parse_tex_log
+from ..engine.texlog import ERROR, FATAL, LogMessage, parse_tex_log
 from . import record
 from .rerun import bib_tool_input, failed, read_log
 

@@ -8,22 +8,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .. import snapshot
-from ..binder import occurrences
-from ..bindfile import FileBinding, parse
 from ..deadline import OutOfTime, within
 from ..errors import InputError
-from ..explog import EvidenceLog, NoLogMatch, resolve_logs
-from ..latex import Scan, scan
-from ..manuscript import Manuscript, magic_comments
+from ..files.paths import Boundary, OutsideTree
 from ..model import ERROR, WARNING, GateResult, PatchContext, Violation
+from ..numbers.binder import occurrences
+from ..numbers.bindfile import FileBinding, parse
+from ..numbers.explog import EvidenceLog, NoLogMatch, resolve_logs
 from ..numeric import parse_number
-from ..paths import Boundary, OutsideTree
-from ..placeholders import find as find_placeholders
-from ..placeholders import seen_in
-from ..texcites import cite_commands
-from ..texconditionals import false_conditionals
-from ..texnumbers import document_language
+from ..snapshot import snapshot
+from ..snapshot.manuscript import Manuscript, magic_comments
+from ..tex.latex import Scan, scan
+from ..tex.placeholders import find as find_placeholders
+from ..tex.placeholders import seen_in
+from ..tex.texcites import cite_commands
+from ..tex.texconditionals import false_conditionals
+from ..tex.texnumbers import document_language
 from .binding import allowed_numbers, bindings_location, read_bindings, read_for_locks, reconcile
 from .citelock import (
     as_read,

@@ -28,8 +28,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .. import sandbox, sandboxcmd
-from ..tempfiles import TEMP_SUFFIX, temp_file_prefix
+from ..engine import sandbox, sandboxcmd
+from ..files.tempfiles import TEMP_SUFFIX, temp_file_prefix
 from .verdicts import default_cache_dir
 
 # kpathsea's layout of generated fonts (mktexnam): fonts/pk/<mode>/<supplier>/<typeface>/<name>.<dpi>pk

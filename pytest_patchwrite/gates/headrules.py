@@ -16,9 +16,9 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..manuscript import magic_comments
 from ..model import ERROR, Violation
-from ..texmask import mask, suppressions
+from ..snapshot.manuscript import magic_comments
+from ..tex.texmask import mask, suppressions
 
 Opcodes = Sequence[tuple[str, int, int, int, int]]
 

@@ -13,10 +13,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..binder import Occurrence
-from ..bindfile import FileBinding
 from ..errors import InputError
-from ..manuscript import Manuscript
+from ..numbers.binder import Occurrence
+from ..numbers.bindfile import FileBinding
+from ..snapshot.manuscript import Manuscript
 from .binding import Reconciled, manual_binding, to_file_binding
 
 UNATTESTED = "unattested"

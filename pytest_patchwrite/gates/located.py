@@ -13,11 +13,11 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import sandbox, sandboxcmd
+from ..engine import sandbox, sandboxcmd
+from ..engine.texlog import ERROR, FATAL, LogMessage
 from ..errors import PatchwriteError
-from ..inputs import read_text
+from ..files.inputs import read_text
 from ..model import WARNING, Violation, failing
-from ..texlog import ERROR, FATAL, LogMessage
 
 if TYPE_CHECKING:
     from .report import CompileReport

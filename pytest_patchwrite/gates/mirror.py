@@ -16,14 +16,14 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..envfaults import changed_during_check
 from ..errors import InputTooLarge
-from ..manuscript import Manuscript, copy_manuscript_dir
-from ..paths import Boundary
-from ..snapshot import shared_bibliographies
-from ..tempfiles import remove_tree
-from ..texmask import mask
-from ..treecopy import copy_beneath
+from ..files.envfaults import changed_during_check
+from ..files.paths import Boundary
+from ..files.tempfiles import remove_tree
+from ..files.treecopy import copy_beneath
+from ..snapshot.manuscript import Manuscript, copy_manuscript_dir
+from ..snapshot.snapshot import shared_bibliographies
+from ..tex.texmask import mask
 
 
 def refers_above(manuscript: Manuscript) -> bool:

@@ -16,10 +16,10 @@ import re
 from decimal import Decimal, localcontext
 from pathlib import Path
 
-from ..binder import Occurrence, factor_of, transforms
-from ..bindfile import FileBinding
-from ..derived import describe
 from ..model import WARNING, Violation
+from ..numbers.binder import Occurrence, factor_of, transforms
+from ..numbers.bindfile import FileBinding
+from ..numbers.derived import describe
 from .binding import Reconciled
 
 _NUMERAL = re.compile(r"\d(?:[\d,]|\{,\}|\\,)*(?:\.\d+)?")

@@ -12,10 +12,11 @@ import resource
 import signal
 from pathlib import Path
 
-from .. import envfaults, sandbox
+from ..engine import sandbox
+from ..engine.sandboxlimits import Limits
+from ..engine.texlog import memory_exhausted, write_failed
 from ..errors import EnvironmentFault
-from ..sandboxlimits import Limits
-from ..texlog import memory_exhausted, write_failed
+from ..files import envfaults
 
 #: our sandbox limits: (what it bounds, the environment variable that raises it, its unit)
 LIMITS = {

@@ -10,8 +10,8 @@ import os
 import shutil
 from pathlib import Path
 
-from ..streamread import file_sha256
-from ..tempfiles import write_json
+from ..files.streamread import file_sha256
+from ..files.tempfiles import write_json
 from . import cachetrust
 
 MAX_BYTES = 64 << 20  # pdftext's cap: a larger PDF is never read or drawn

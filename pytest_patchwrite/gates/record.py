@@ -15,9 +15,9 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from .. import sandbox, sandboxcmd
-from ..bib import parse_bib_text
-from ..texlog import LogMessage, Recording, log_inputs, parse_fls
+from ..engine import sandbox, sandboxcmd
+from ..engine.texlog import LogMessage, Recording, log_inputs, parse_fls
+from ..snapshot.bib import parse_bib_text
 from .rerun import bib_tool_input, read_log
 
 if TYPE_CHECKING:

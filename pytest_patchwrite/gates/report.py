@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from ..engine.texlog import LogMessage
 from ..model import Violation
-from ..texlog import LogMessage
 
 
 class EngineMissing(RuntimeError):

@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from ..texlog import ERROR, FATAL, LogMessage
+from ..engine.texlog import ERROR, FATAL, LogMessage
 
 # files an engine run writes and a later run reads back: when they change, the output may change
 AUX_SUFFIXES = frozenset((".aux", ".toc", ".lof", ".lot", ".loa", ".out", ".nav", ".snm", ".bbl", ".thm", ".brf"))

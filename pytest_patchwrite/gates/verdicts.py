@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..tempfiles import write_json
+from ..files.tempfiles import write_json
 from . import cachetrust
 
 CACHE_VERSION = "8"  # 6: the repository mirror, one message per error and line, the engine record; 7: cited keys;

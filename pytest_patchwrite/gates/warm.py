@@ -29,14 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..streamread import file_sha256
-from ..tempfiles import write_json
-from ..texlog import ERROR, FATAL, LogMessage
+from ..engine.texlog import ERROR, FATAL, LogMessage
+from ..files.streamread import file_sha256
+from ..files.tempfiles import write_json
 from . import cachetrust
 from .rerun import AUX_SUFFIXES
 
 if TYPE_CHECKING:
-    from ..manuscript import Manuscript
+    from ..snapshot.manuscript import Manuscript
 
 # what a run writes that no later run reads: never part of a state
 OUTPUTS = (".log", ".pdf", ".fls", ".blg", ".run.xml", ".synctex.gz", ".synctex", ".xdv", ".dvi")

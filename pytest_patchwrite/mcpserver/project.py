@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..check import CheckOptions
 from ..edit import DEFAULT_MAX_SPAN
 from ..errors import InputError
-from ..inputs import parse_seconds, read_text
-from ..paths import repository_top
+from ..files.inputs import parse_seconds, read_text
+from ..files.paths import repository_top
+from ..flows.check import CheckOptions
 
 ENGINES = ("pdflatex", "xelatex", "lualatex")
 POLICIES = ("decimals", "all", "strict", "off")

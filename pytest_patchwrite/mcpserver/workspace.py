@@ -18,13 +18,13 @@ from typing import Any
 from ..deadline import OutOfTime, within
 from ..edit import number_lines, split_lines
 from ..errors import PatchwriteError
-from ..inputs import read_prefix, read_text
-from ..manuscript import Manuscript, is_root, load_manuscript, locate
+from ..files.inputs import read_prefix, read_text
+from ..files.paths import Boundary
+from ..flows.transaction import revision_of, try_patch
 from ..model import Gate, GateResult, PatchContext, Violation, display_path
-from ..paths import Boundary
 from ..shown import text as escaped
-from ..snapshot import pair_for, root_of
-from ..transaction import revision_of, try_patch
+from ..snapshot.manuscript import Manuscript, is_root, load_manuscript, locate
+from ..snapshot.snapshot import pair_for, root_of
 from .project import ProjectSettings, load_settings
 
 MAX_READ_LINES = 400  # lines one read_numbered call returns at most
@@ -256,7 +256,7 @@ class Workspace:
 
     def check(self, path: str) -> dict[str, Any]:
         """Return the `check --json` object for the manuscript that reads `path`."""
-        from ..check import check_manuscript
+        from ..flows.check import check_manuscript
 
         real = self.resolve(path)
         manuscript = self.snapshot_of(real)
@@ -277,8 +277,8 @@ class Workspace:
 
     def diff(self, path: str, base: str | None = None) -> dict[str, Any]:
         """Return what the working tree's manuscript moved against the git revision `base` (`diff --json`)."""
+        from ..flows.prdiff import GitBase, diff_manuscript
         from ..gates.report import EngineMissing
-        from ..prdiff import GitBase, diff_manuscript
 
         base = (base or self.settings.base or "").strip()
         if not base:
@@ -315,8 +315,7 @@ class Workspace:
         """Return the manuscript's bindings file as it is and what `patchwrite bind` would change (read-only)."""
         import json
 
-        from ..commands.bind import outcome_json
-        from ..gates.binding import bind_root
+        from ..flows.bind import bind_root, outcome_json
 
         real = self.resolve(path)
         manuscript = self.snapshot_of(real)

@@ -11,7 +11,7 @@ import urllib.request
 from typing import Any
 
 from ..errors import InputError
-from ..inputs import load_json
+from ..files.inputs import load_json
 from .base import Proposal, ProposalRequest, ProposerError
 from .prompt import build_messages
 

@@ -1,0 +1,1 @@
+"""Files: the bounded reader, streamed reads, tree copies, the read boundary, temp files, environment faults."""

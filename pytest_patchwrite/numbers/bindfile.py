@@ -1,0 +1,275 @@
+"""The bindings file `<root stem>.bindings.json`: the ledger of a manuscript's numbers, a reviewed decision for each.
+
+Schema (version 2; `file` and `log` relative to the root's directory)::
+
+    {"version": 2, "root": "main.tex", "bindings": [
+      {"file": "sections/results.tex", "anchor": {"table": "tab:main", "row": "Ours", "column": "Clean"},
+       "line": 3, "token": "91.4", "log": "results.json", "at": "ours.clean_acc", "value": "0.9142",
+       "transform": "percent", "formula": null, "alternatives": []},
+      {"file": "sections/setup.tex", "anchor": {"sentence": "learning rate", "before": "a learning rate of",
+       "after": "for all runs"}, "line": 7, "token": "0.003", "log": null, "at": null, "value": "0.003",
+       "transform": "manual", "formula": null, "alternatives": [], "reason": "setting"}]}
+
+A decision is a log entry (`identity`, `percent`, `scale:1e<k>`), a `derived` formula over entries, or `manual`: a
+number typed by hand, locked to its printed form (`value`), with the author's `reason`. The anchor identifies the
+number's place, never by the numbers beside it: a table cell by its table (`\\label`, else caption), row label and
+column header; a prose number by its sentence's words and the words on either side. `line` is a hint.
+
+Bindings are sorted by file and line (in reading order within a line) and written with a fixed key order, so a change
+reads as a small diff. Only `patchwrite bind` and `pytest --patchwrite-bind` write it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..files.inputs import load_json
+
+VERSION = 2
+TRANSFORMS = ("identity", "percent", "derived", "manual")
+MANUAL = "manual"
+#: the reasons `--manual` suggests; any other text is the author's own
+REASONS = ("setting", "cited", "not_logged")
+_FIELDS = ("file", "anchor", "line", "token", "log", "at", "value", "transform", "formula", "alternatives")
+CELL_KEYS = ("table", "row", "column")
+PROSE_KEYS = ("sentence", "before", "after")
+
+
+@dataclass
+class FileBinding:
+    """One decision as the file holds it, with `file` and `log` resolved against the root's directory.
+
+    `log` and `at` are None for a `manual` decision, whose `value` is the number as printed.
+    """
+
+    file: Path
+    anchor: dict[str, str]
+    line: int
+    token: str
+    log: Path | None
+    at: str | None
+    value: str
+    transform: str
+    formula: dict[str, Any] | None = None
+    alternatives: list[dict[str, str]] = field(default_factory=list)
+    reason: str | None = None
+
+    @property
+    def manual(self) -> bool:
+        """Return whether the number was typed by hand (locked to its printed form)."""
+        return self.transform == MANUAL
+
+
+def default_path(root: Path, magic: dict[str, str]) -> Path:
+    """Return where a manuscript's bindings live: `% !patchwrite bindings = FILE`, else `<root stem>.bindings.json`."""
+    named = magic.get("patchwrite.bindings", "").strip()
+    if named:
+        return (root.parent / named).absolute()
+    return root.with_name(root.stem + ".bindings.json").absolute()
+
+
+def _rel(path: Path, base: Path) -> str:
+    return Path(os.path.relpath(path, base)).as_posix()
+
+
+def _formula_json(formula: dict[str, Any] | None, base: Path) -> dict[str, Any] | None:
+    if formula is None:
+        return None
+    out: dict[str, Any] = {"op": formula["op"]}
+    for key in ("power", "column"):  # `column`: the log column an aggregate runs over (`describe` names it)
+        if key in formula:
+            out[key] = formula[key]
+    out["operands"] = [
+        {"log": _rel(Path(o["log"]), base), "at": o["at"], "transform": o["transform"],
+         **({"places": o["places"]} if o.get("places") is not None else {})}
+        for o in formula["operands"]
+    ]  # fmt: skip
+    return out
+
+
+def distinct(alternatives: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Return alternatives with each entry (log, locator) once, the first transform kept."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for a in alternatives:
+        key = (str(a.get("log")), str(a.get("at")))
+        if key not in seen:
+            seen.add(key)
+            out.append(a)
+    return out
+
+
+def row_json(b: FileBinding, base: Path) -> dict[str, Any]:
+    """Return one decision as the file writes it (keys in a fixed order)."""
+    row: dict[str, Any] = {
+        "file": _rel(b.file, base),
+        "anchor": {k: b.anchor[k] for k in (*CELL_KEYS, *PROSE_KEYS) if k in b.anchor},
+        "line": b.line,
+        "token": b.token,
+        "log": None if b.log is None else _rel(b.log, base),
+        "at": b.at,
+        "value": b.value,
+        "transform": b.transform,
+        "formula": _formula_json(b.formula, base),
+        "alternatives": [{**a, "log": _rel(Path(a["log"]), base)} for a in distinct(b.alternatives)],
+    }
+    if b.manual:
+        row["reason"] = b.reason or ""
+    return row
+
+
+def to_json(bindings: list[FileBinding], root: Path) -> dict[str, Any]:
+    """Return the file's JSON object for `bindings` of the manuscript rooted at `root`, sorted."""
+    rows = [row_json(b, root.parent) for b in bindings]
+    rows.sort(key=lambda r: (r["file"], r["line"]))  # stable: numbers of one line stay in reading order
+    return {"version": VERSION, "root": root.name, "bindings": rows}
+
+
+def dumps(data: dict[str, Any]) -> str:
+    """Return the file's text: two-space indent, one binding field per line, a final newline."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+class OldBindings(InputError):
+    """A bindings file of version 1, whose anchors are neighbouring numbers: `bind --update` rebinds it afresh."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        super().__init__(path, "is a version 1 bindings file (its anchors name neighbouring numbers, which match the "
+                         "row above); rewrite it with `patchwrite bind --update` and review the diff")  # fmt: skip
+        self.text = text
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (OldBindings, (self.path, self.text))
+
+
+def _problem(path: Path, what: str) -> InputError:
+    return InputError(path, f"is not a bindings file ({what}); rewrite it with `patchwrite bind --update`")
+
+
+def parse(text: str, path: Path, root: Path) -> list[FileBinding]:
+    """Return the bindings a file's text holds; raise InputError naming the file and the problem."""
+    data = load_json(text, path)
+    if isinstance(data, dict) and data.get("version") == 1:
+        raise OldBindings(path, text)
+    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("bindings"), list):
+        raise _problem(path, f'expected {{"version": {VERSION}, "root": ..., "bindings": [...]}}')
+    return [_row(row, number, path, root.parent) for number, row in enumerate(data["bindings"], start=1)]
+
+
+def _row(row: Any, number: int, path: Path, base: Path) -> FileBinding:
+    if not isinstance(row, dict) or any(k not in row for k in _FIELDS):
+        missing = [k for k in _FIELDS if not isinstance(row, dict) or k not in row]
+        raise _problem(path, f"binding {number} lacks {', '.join(missing)}")
+    anchor = row["anchor"]
+    if not isinstance(anchor, dict) or not isinstance(row["line"], int) or isinstance(row["line"], bool):
+        raise _problem(path, f"binding {number} has a bad anchor or line")
+    transform = str(row["transform"])
+    if transform not in TRANSFORMS and not transform.startswith("scale:1e"):
+        raise _problem(path, f"binding {number} has an unknown transform {transform!r}")
+    manual = transform == MANUAL
+    if manual and not isinstance(row.get("reason"), str):
+        raise _problem(path, f"binding {number} is typed by hand (manual) but gives no reason")
+    if not manual and (not isinstance(row["log"], str) or not isinstance(row["at"], str)):
+        raise _problem(path, f"binding {number} names no log entry (log and at)")
+    formula = row["formula"]
+    if formula is not None:
+        if not isinstance(formula, dict) or not isinstance(formula.get("operands"), list):
+            raise _problem(path, f"binding {number} has a bad formula")
+        formula = {**formula, "operands": [{**o, "log": base / str(o.get("log", ""))} for o in formula["operands"]
+                                           if isinstance(o, dict)]}  # fmt: skip
+    if not isinstance(row["alternatives"], list):
+        raise _problem(path, f"binding {number} has bad alternatives")
+    alternatives = [{**a, "log": str(base / str(a.get("log", "")))} for a in row["alternatives"] if isinstance(a, dict)]
+    return FileBinding(
+        base / str(row["file"]),
+        {str(k): str(v) for k, v in anchor.items() if k in (*CELL_KEYS, *PROSE_KEYS)},
+        row["line"],
+        str(row["token"]),
+        None if manual else base / str(row["log"]),
+        None if manual else str(row["at"]),
+        str(row["value"]),
+        transform,
+        formula,
+        alternatives,
+        str(row["reason"]) if manual else None,
+    )
+
+
+#: which parts of an anchor must agree, strongest first: the whole identity, then what survives an edit of one part
+LEVELS = (CELL_KEYS, ("table", "row"), ("table", "column"), ("row", "column"),
+          PROSE_KEYS, ("before", "after"), ("sentence", "before"), ("sentence", "after"))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one number stands now: its file, identity (anchor), line and token."""
+
+    file: Path
+    anchor: dict[str, str]
+    line: int
+    token: str
+
+
+def _key(file: Path, anchor: dict[str, str], level: tuple[str, ...]) -> tuple[Any, ...] | None:
+    if any(k not in anchor for k in level) or not any(anchor[k] for k in level):
+        return None
+    return (file, *(anchor[k] for k in level))
+
+
+def match(bindings: list[FileBinding], places: list[Place]) -> dict[int, int]:
+    """Return place index -> binding index: the same file and identity first, then identities that agree in part.
+
+    `places` are in reading order. Within one identity the numbers pair in reading order when both sides count
+    alike (so a swap of two numbers meets the decisions of the places it swapped), else by the nearest line; an
+    identity that agrees only in part pairs one to one or not at all. Neighbouring numbers never take part.
+    """
+    pairs: dict[int, int] = {}
+    used: set[int] = set()
+    files = [b.file.resolve() for b in bindings]
+    resolved = [p.file.resolve() for p in places]
+    for depth, level in enumerate(LEVELS):
+        groups: dict[tuple[Any, ...], tuple[list[int], list[int]]] = {}
+        for i, place in enumerate(places):
+            key = None if i in pairs else _key(resolved[i], place.anchor, level)
+            if key is not None:
+                groups.setdefault(key, ([], []))[0].append(i)
+        for j, b in enumerate(bindings):
+            key = None if j in used else _key(files[j], b.anchor, level)
+            if key is not None and key in groups:
+                groups[key][1].append(j)
+        for found, bound in groups.values():
+            if not found or not bound:
+                continue
+            bound.sort(key=lambda k: (bindings[k].line, k))
+            if len(found) == len(bound):
+                chosen = list(zip(found, bound, strict=True))
+            elif depth in (0, LEVELS.index(PROSE_KEYS)):
+                chosen = _nearest(found, bound, places, bindings)
+            else:
+                continue  # a part of an identity shared by several numbers says nothing about which is which
+            for i, j in chosen:
+                pairs[i] = j
+                used.add(j)
+    return pairs
+
+
+def _nearest(
+    found: list[int], bound: list[int], places: list[Place], bindings: list[FileBinding]
+) -> list[tuple[int, int]]:
+    """Return pairs by the nearest line hint (then the same token), closest first, each side once."""
+    costs = sorted((abs(bindings[j].line - places[i].line), bindings[j].token != places[i].token, i, j)
+                   for i in found for j in bound)  # fmt: skip
+    taken_i: set[int] = set()
+    taken_j: set[int] = set()
+    out = []
+    for _, _, i, j in costs:
+        if i not in taken_i and j not in taken_j:
+            taken_i.add(i)
+            taken_j.add(j)
+            out.append((i, j))
+    return out

@@ -1,0 +1,192 @@
+"""What counts as evidence that a printed number reports a log entry, and what speaks against it.
+
+An equal value is no evidence: many logged values round to any printed number. Evidence is the
+number's context naming the entry: its field (the key's last part, the CSV column, the word before
+a number on a text line) and its row (the record's path and label, the CSV row's label, the file
+name). Counter-evidence removes a candidate whatever else it has: an identifier, index, step, epoch,
+seed or layer field (by name, or a column of increasing integers); a model size or configuration
+the context names that the entry's path contradicts (`32B` against `results_7b.json`); a row label
+or column header that names another row or field of the same log table better; a setting (the
+number's own words name a hyperparameter: `KL coefficient 0.01`, a numeric first column) bound to
+an entry whose name does not name that setting. docs/evidence.md states the rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import PurePath
+
+from ..tex.texcontext import CONFIG, Context
+from .binder import Occurrence, col_key, name_words, similar
+from .logentries import Entry, LogData
+
+#: a word of the context names a word of the entry at least this strongly (similarity x weight)
+NAMES = 0.3
+#: words too common in log names to tell entries apart: they add to a name, never make one alone
+GENERIC = frozenset(
+    """test val valid validation train training eval evaluation score scores value values metric metrics result
+    results mean avg average final all total overall model models run runs data summary stats best last main exp
+    experiment experiments log logs output outputs default dev split set number num count rate ratio""".split()
+)
+#: the last word of a field that identifies a row rather than measuring it
+IDENTIFIERS = frozenset("id ids idx index step steps epoch epochs seed seeds layer iter iteration fold".split())
+#: words that name a setting of an experiment rather than a result
+SETTINGS = frozenset(
+    """coefficient coef coeff lr decay temperature temp threshold dropout warmup batch momentum beta alpha lambda
+    gamma epsilon eps tau bandwidth budget penalty margin clip clipping horizon window kl learning rate schedule
+    weight weighting regularization smoothing cutoff""".split()
+)
+#: words that say a number summarizes a column (a row of it is then not what the text reports)
+_AVERAGED = frozenset("mean average averages averaged avg median std deviation total sum".split())
+_ROW_PARTS = re.compile(r"\[\d+\]|\[\*\]|\"")
+
+
+def field_words(entry: Entry) -> list[str]:
+    """Return the words of an entry's field: its key's last part, its CSV column, the word before it on a line."""
+    if entry.kind == "line":
+        return name_words(entry.column)
+    return name_words(col_key(entry))
+
+
+def row_words(entry: Entry, with_file: bool = True) -> list[str]:
+    """Return the words of an entry's row: the key path above its field, the record's label, the file's name."""
+    words: list[str] = []
+    if entry.kind == "leaf":
+        parts = re.split(r"[.\[]", _ROW_PARTS.sub(" ", entry.at))[:-1]
+        for part in parts:
+            words.extend(name_words(part))
+    words.extend(name_words(entry.label.replace(" ", "_")))
+    if with_file:
+        words.extend(name_words(PurePath(entry.log).stem))
+    return list(dict.fromkeys(w for w in words if w not in field_words(entry)))
+
+
+def naming(words: dict[str, float], names: Iterable[str], generic: float = 0.5) -> float:
+    """Return how strongly context `words` (word -> weight) name any of `names` (0 when none); a generic name word
+    counts `generic` times as much."""
+    best = 0.0
+    for name in names:
+        factor = generic if name in GENERIC else 1.0
+        for word, weight in words.items():
+            s = similar(word, name)
+            if s:
+                best = max(best, s * weight * factor)
+    return round(best, 4)
+
+
+def is_identifier(entry: Entry, monotone: set[tuple[str, str]]) -> bool:
+    """Return whether an entry identifies a row (`key_id`, `by_layer[31].layer`, `step`) instead of measuring it."""
+    words = field_words(entry)
+    if words and words[-1] in IDENTIFIERS:
+        return True
+    return (str(entry.log), entry.column) in monotone
+
+
+def monotone_columns(datas: Iterable[LogData]) -> set[tuple[str, str]]:
+    """Return the (log, column) of columns whose values, all held, are increasing integers (a step, a row number)."""
+    out = set()
+    for data in datas:
+        columns: dict[str, list[Entry]] = {}
+        for e in data.entries:
+            if e.kind in ("cell", "leaf") and e.rows >= 3:
+                columns.setdefault(e.column, []).append(e)
+        for column, entries in columns.items():
+            if len(entries) != entries[0].rows or data.dropped and entries[0].kind == "cell":
+                continue
+            try:
+                values = [int(e.raw) for e in entries]
+            except ValueError:
+                continue
+            if all(b > a for a, b in zip(values, values[1:], strict=False)):
+                out.add((str(data.path), column))
+    return out
+
+
+def entry_configs(entry: Entry) -> frozenset[str]:
+    """Return the model sizes an entry's place names: its file's name and folders, key path, row label."""
+    path = PurePath(entry.log)
+    text = " ".join([*path.parts[-3:-1], path.stem, entry.at, entry.label])
+    return frozenset(f"{m.group(1)}{m.group(2).lower()}" for m in CONFIG.finditer(text))
+
+
+def setting_words(context: Context) -> set[str]:
+    """Return the setting words among a number's own words (`KL coefficient 0.01`: kl, coefficient)."""
+    return {w for w in context.near if w in SETTINGS}
+
+
+def counter_evidence(occ: Occurrence, entry: Entry, monotone: set[tuple[str, str]]) -> str | None:
+    """Return why an entry cannot be what a number reports (identifier, config, setting), None when nothing speaks
+    against it."""
+    if is_identifier(entry, monotone):
+        return "identifier"
+    mine, theirs = occ.context.configs, entry_configs(entry)
+    if mine and theirs and not mine & theirs:
+        return "configuration"
+    if (
+        entry.rows > 1
+        and _AVERAGED & set(occ.context.near)
+        and not _AVERAGED & set(field_words(entry) + row_words(entry))
+    ):
+        return "aggregate"  # the text reports a mean or median of the column, not one of its rows
+    settings = setting_words(occ.context)
+    if settings and not naming({w: 1.0 for w in settings}, field_words(entry) + row_words(entry), 1.0):
+        return "setting"
+    return None
+
+
+class Tables:
+    """The log tables by (log, column): which rows hold a field, for telling the right row from a neighbour."""
+
+    def __init__(self, datas: Iterable[LogData]) -> None:
+        self.by_column: dict[tuple[str, str], list[Entry]] = {}
+        self.by_row: dict[tuple[str, str], list[Entry]] = {}
+        self.lines: dict[tuple[str, str], list[Entry]] = {}  # a text log's numbers by the word before them
+        self.fields: dict[tuple[str, str], list[Entry]] = {}  # entries by their field's name, across records
+        self.dropped: dict[str, int] = {}  # values a log's filter did not keep
+        for data in datas:
+            self.dropped[str(data.path)] = data.dropped
+            for e in data.entries:
+                if e.kind == "line":
+                    self.lines.setdefault((str(e.log), e.column), []).append(e)
+                elif e.kind in ("cell", "leaf"):
+                    self.fields.setdefault((str(e.log), col_key(e)), []).append(e)
+                    self.by_column.setdefault((str(e.log), e.column), []).append(e)
+                    self.by_row.setdefault((str(e.log), e.row), []).append(e)
+
+    def wrong_place(self, occ: Occurrence, entry: Entry) -> str | None:
+        """Return `row` or `field` when the number's own words name another row (field) of the entry's table better
+        than the entry's own, None otherwise."""
+        near = set(occ.context.near)
+        if not near or occ.context.cell is None:  # a prose number's own words may be its neighbour's too
+            return None
+        own_row = coverage(near, row_words(entry, False))
+        table = self.fields if entry.kind == "leaf" else self.by_column  # `a.score` and `b.score`: one field
+        key = col_key(entry) if entry.kind == "leaf" else entry.column
+        for other in table.get((str(entry.log), key), ()):
+            if other.row != entry.row and coverage(near, row_words(other, False)) >= max(0.5, own_row + 0.25):
+                return "row"
+        own_field = coverage(near, field_words(entry))
+        for other in self.by_row.get((str(entry.log), entry.row), ()):
+            if other.column != entry.column and coverage(near, field_words(other)) >= max(0.5, own_field + 0.25):
+                return "field"
+        return None
+
+
+def coverage(near: set[str], names: list[str]) -> float:
+    """Return the share of a name's specific words that `near` names (`late heavy` of `middle-heavy`: 0.5)."""
+    specific = [n for n in names if n not in GENERIC] or names
+    if not specific:
+        return 0.0
+    return sum(max((similar(w, n) for w in near), default=0.0) for n in specific) / len(specific)
+
+
+def per_seed(entry: Entry) -> bool:
+    """Return whether an entry is one seed's (or run's) row, not a summary."""
+    text = " ".join([PurePath(entry.log).stem, entry.at, entry.label]).lower()
+    return bool(re.search(r"seed|\brun[_\s-]?\d|fold[_\s-]?\d", text))
+
+
+def names_seed(context: Context) -> bool:
+    """Return whether a number's context names a seed or run (then a per-seed row may win over the summary)."""
+    return any(w.startswith("seed") or w in ("run", "fold") for w in context.near)

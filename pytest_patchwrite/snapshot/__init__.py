@@ -1,0 +1,1 @@
+"""The manuscript snapshot: the manuscript read once, what is derived from it, engine choice, bibliographies."""
