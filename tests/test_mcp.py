@@ -576,6 +576,43 @@ def test_check_and_diff(served: Path) -> None:
     assert ("16", "sections/intro.tex") in moved or ("12", "sections/intro.tex") in moved
 
 
+@pytest.mark.parametrize("mode", ["head", "base"])
+def test_diff_honours_evidence_from_in_the_project_settings(served: Path, mode: str) -> None:
+    """A change whose own log attests its new number: under `patchwrite_evidence_from = base` the MCP `diff` fails,
+    as the pytest `diff` item does (tests/test_prdiff.py); under `head` it warns."""
+    from pytest_patchwrite.mcpserver.workspace import Workspace
+
+    (served / "pytest.ini").write_text(f"[pytest]\npatchwrite_evidence_from = {mode}\n")
+    subprocess.run(["git", "init", "-q", str(served)], check=True)
+    git = ["git", "-C", str(served), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "paper"], check=True)
+    results = served / "sections" / "results.tex"
+    results.write_text(results.read_text().replace("Ours & 91.4 & 86.9", "Ours & 91.4 & 88.8"))
+    log = served / "results.json"
+    log.write_text(log.read_text().replace('"occluded_acc": 0.869}', '"occluded_acc": 0.869, "rerun": 0.888}'))
+    diffed = Workspace(served).diff("main.tex", "HEAD")
+    violations = diffed["violations"]
+    attested = [(v["kind"], v["token"], v["severity"]) for v in violations if v["kind"] == "attested_by_change"]
+    assert attested == [("attested_by_change", "88.8", "warning" if mode == "head" else "error")]
+    assert diffed["ok"] is (mode == "head")
+
+
+def test_a_bad_setting_reads_the_same_in_pytest_and_the_server(served: Path, pytester: pytest.Pytester) -> None:
+    """One schema: the same bad value is the same one-line error in both faces."""
+    from pytest_patchwrite.errors import InputError
+    from pytest_patchwrite.mcpserver.project import load_settings
+
+    (served / "pytest.ini").write_text("[pytest]\npatchwrite_evidence_from = tip\n")
+    with pytest.raises(InputError) as raised:
+        load_settings(served)
+    assert raised.value.problem == "patchwrite_evidence_from = 'tip': use head or base"
+    pytester.makeini("[pytest]\npatchwrite_evidence_from = tip\n")
+    result = pytester.runpytest_inprocess()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "ERROR: patchwrite_evidence_from = 'tip': use head or base" in result.stderr.str()
+
+
 def test_bindings_are_shown_never_written(served: Path) -> None:
     bindings_file = served / "main.bindings.json"
 

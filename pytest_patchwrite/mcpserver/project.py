@@ -12,7 +12,6 @@ server driven by a model always runs TeX in the sandbox.
 from __future__ import annotations
 
 import configparser
-import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,12 +19,10 @@ from typing import Any
 
 from ..edit import DEFAULT_MAX_SPAN
 from ..errors import InputError
-from ..files.inputs import parse_seconds, read_text
+from ..files.inputs import read_text
 from ..files.paths import repository_top
 from ..flows.check import CheckOptions
-
-ENGINES = ("pdflatex", "xelatex", "lualatex")
-POLICIES = ("decimals", "all", "strict", "off")
+from ..flows.schema import resolve
 
 
 @dataclass
@@ -36,6 +33,7 @@ class ProjectSettings:
     max_span: int = DEFAULT_MAX_SPAN
     base: str | None = None
     max_hunk: int | None = None
+    evidence_from: str = "head"  # which revision's logs and bibs attest in `diff` (flows.selfattest)
     source: Path | None = None  # the configuration file read, if any
     ignored: list[str] = field(default_factory=list)  # settings read but not honoured, and why
 
@@ -93,82 +91,26 @@ def find_settings_file(directory: Path) -> tuple[Path, dict[str, Any]] | None:
     return None
 
 
-def _words(value: Any) -> list[str]:
-    if isinstance(value, list):
-        return [str(v) for v in value]
-    return shlex.split(str(value))
-
-
-def _flag(value: Any, name: str, source: Path) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "y", "on", "t"):
-        return True
-    if text in ("0", "false", "no", "n", "off", "f", ""):
-        return False
-    raise InputError(source, f"{name} = {value!r}: use true or false")
-
-
-def _integer(value: Any, name: str, source: Path, minimum: int = 1) -> int:
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        raise InputError(source, f"{name} = {value!r}: not a whole number") from None
-    if number < minimum:
-        raise InputError(source, f"{name} = {number}: at least {minimum}")
-    return number
-
-
 def load_settings(directory: Path) -> ProjectSettings:
-    """Return the server's settings from the pytest configuration file that governs `directory` (defaults if none)."""
+    """Return the server's settings from the pytest configuration file that governs `directory` (defaults if none),
+    read through the one schema pytest reads them through (`flows.schema`)."""
     found = find_settings_file(directory)
     if found is None:
         return ProjectSettings(CheckOptions(rootdir=directory.resolve()))
     source, values = found
-    base_dir = source.parent
-    get = values.get
-    policy = str(get("patchwrite_numbers", "decimals")).strip().lower()
-    if policy not in POLICIES:
-        raise InputError(source, f"patchwrite_numbers = {policy!r}: use decimals, all, strict or off")
-    engine = str(get("patchwrite_engine", "pdflatex")).strip() or "pdflatex"
-    if engine not in ENGINES:
-        raise InputError(source, f"patchwrite_engine = {engine!r}: use pdflatex, xelatex or lualatex")
-    try:
-        timeout = parse_seconds(str(get("patchwrite_timeout", "60")), "patchwrite_timeout")
-    except InputError as exc:
-        raise InputError(source, exc.problem) from None
-    hunk = str(get("patchwrite_max_hunk", "")).strip()
-    options = CheckOptions(
-        default_engine=engine,
-        timeout=timeout,
-        max_runs=_integer(get("patchwrite_max_runs", 5), "patchwrite_max_runs", source),
-        warnings_fail=_flag(get("patchwrite_strict", False), "patchwrite_strict", source),
-        bibs=[base_dir / p for p in _words(get("patchwrite_bib", []))],
-        logs=[base_dir / p for p in _words(get("patchwrite_log", []))],
-        numbers="decimals" if policy == "strict" else policy,
-        strict=policy == "strict",
-        allow_numbers=_words(get("patchwrite_allow", [])),
-        trusted=False,
-        rootdir=base_dir,
-    )
+    resolved = resolve(values.get, source.parent, source.parent, source)
     ignored = []
-    cache = _words(get("patchwrite_cache_dir", []))
-    if cache:
-        from ..gates.cachetrust import inside_work_tree
-
-        configured = base_dir / cache[0]
-        if inside_work_tree(configured, source, base_dir) is None:
-            options.cache_dir = configured
-        else:  # as the plugin does: a cache a pull request could commit to never decides a verdict
-            ignored.append("patchwrite_cache_dir (inside the work tree; the user cache is used)")
-    if _flag(get("patchwrite_trusted_input", False), "patchwrite_trusted_input", source):
+    if resolved.cache_refused is not None:  # as the plugin does: a cache a pull request could commit to never decides
+        ignored.append("patchwrite_cache_dir (inside the work tree; the user cache is used)")
+    if resolved.options.trusted:
+        resolved.options.trusted = False
         ignored.append("patchwrite_trusted_input (the server always runs TeX in the sandbox)")
     return ProjectSettings(
-        options,
-        max_span=_integer(get("patchwrite_max_span", DEFAULT_MAX_SPAN), "patchwrite_max_span", source),
-        base=str(get("patchwrite_base", "")).strip() or None,
-        max_hunk=_integer(hunk, "patchwrite_max_hunk", source) if hunk else None,
+        resolved.options,
+        max_span=resolved.max_span,
+        base=resolved.base,
+        max_hunk=resolved.max_hunk,
+        evidence_from=resolved.evidence_from,
         source=source,
         ignored=ignored,
     )

@@ -294,7 +294,7 @@ class Workspace:
         except EngineMissing:
             compiled = None
         report = diff_manuscript(manuscript, GitBase.open(root.parent, base), config, self.settings.max_hunk,
-                                 compiled=compiled)  # fmt: skip
+                                 compiled=compiled, evidence_from=self.settings.evidence_from)  # fmt: skip
         data = report.result().to_json(self.directory)
         ran = {"engine": compiled.engine, "ok": compiled.ok, "cached": compiled.cached} if compiled else None
         data["compile"] = ran

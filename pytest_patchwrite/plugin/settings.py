@@ -10,15 +10,16 @@ import pytest
 
 from ..errors import InputError
 from ..files import envfaults
-from ..files.inputs import parse_seconds
 from ..files.tempfiles import make_owned_temp_dir
 from ..flows.check import CheckOptions
-from ..gates.cachetrust import inside_work_tree
+from ..flows.schema import SETTINGS as SCHEMA
+from ..flows.schema import resolve
+from ..flows.selfattest import EVIDENCE_FROM
 from ..gates.evidence import EvidenceReport, evaluate, record_adds
 from ..gates.verdicts import default_cache_dir
 from ..model import PatchwriteWarning
 from ..snapshot import snapshot
-from ..snapshot.manuscript import Manuscript, load_manuscript
+from ..snapshot.manuscript import ENGINES, Manuscript, load_manuscript
 
 
 @dataclass
@@ -73,7 +74,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--patchwrite-engine",
         dest="patchwrite_engine",
         default=None,
-        choices=("pdflatex", "xelatex", "lualatex"),
+        choices=ENGINES,
         help="force this TeX engine for every manuscript",
     )
     group.addoption(
@@ -101,7 +102,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--patchwrite-evidence-from",
         dest="patchwrite_evidence_from",
         default=None,
-        choices=("head", "base"),
+        choices=EVIDENCE_FROM,
         help="diff item: `head` lets the change's own log values and bib entries attest (with a warning), "
         "`base` only the base revision's (an error otherwise)",
     )
@@ -171,106 +172,61 @@ def add_options(parser: pytest.Parser) -> None:
         help="rewrite each manuscript's bindings file (<root>.bindings.json) before the run, as "
         "`patchwrite bind --update` does",
     )
-    parser.addini("patchwrite_collect", "collect root .tex manuscripts as test items", type="bool", default=True)
-    parser.addini("patchwrite_bib", "bibliographies every manuscript may cite from", type="paths", default=[])
-    parser.addini("patchwrite_log", "experimental logs that attest numbers (globs allowed)", type="paths", default=[])
-    parser.addini("patchwrite_engine", "default engine when a manuscript names none", default="pdflatex")
-    parser.addini("patchwrite_numbers", "number policy: decimals, all, strict or off", default="decimals")
-    parser.addini("patchwrite_allow", "numbers allowed without a log", type="args", default=[])
-    parser.addini("patchwrite_timeout", "seconds before a compile is killed", default="60")
-    parser.addini("patchwrite_strict", "every warning fails its item", type="bool", default=False)
-    parser.addini(
-        "patchwrite_trusted_input",
-        "the manuscripts' authors are trusted: no OS sandbox, reads not confined to the manuscript's tree",
-        type="bool",
-        default=False,
-    )
-    parser.addini("patchwrite_max_runs", "most engine runs per compile (reruns until the .aux settles)", default="5")
-    parser.addini("patchwrite_base", "git revision the `diff` item compares against", default="")
-    parser.addini("patchwrite_evidence_from", "diff item: whose logs and bibs attest, head or base", default="head")
-    parser.addini("patchwrite_max_hunk", "fail `diff` hunks longer than this many lines (off when empty)", default="")
-    parser.addini("patchwrite_max_span", "longest EDIT span the try_patch fixture accepts", default="40")
-    parser.addini(
-        "patchwrite_cache_dir",
-        "verdict cache and warm states (default $XDG_CACHE_HOME/patchwrite/compile; refused inside the work tree)",
-        type="paths",
-        default=[],
-    )
+    for setting in SCHEMA:
+        parser.addini(setting.name, setting.help, type=setting.type, default=setting.default)  # type: ignore[arg-type]
+
+
+#: command-line options that stand over the ini setting of the same name when given
+OVERRIDES = ("patchwrite_timeout", "patchwrite_max_runs", "patchwrite_base", "patchwrite_evidence_from")
+#: command-line flags that turn on the ini setting of the same name
+FLAGS = ("patchwrite_strict", "patchwrite_trusted_input")
 
 
 def from_config(config: pytest.Config) -> Settings:
-    """Return the session's settings: ini values, then command-line options; a bad value is a usage error."""
-    policy = str(config.getini("patchwrite_numbers")).strip().lower()
-    if policy not in ("decimals", "all", "strict", "off"):
-        raise pytest.UsageError(f"patchwrite_numbers = {policy!r}: use decimals, all, strict or off")
-    default_engine = str(config.getini("patchwrite_engine")).strip() or "pdflatex"
-    if default_engine not in ("pdflatex", "xelatex", "lualatex"):
-        raise pytest.UsageError(f"patchwrite_engine = {default_engine!r}: use pdflatex, xelatex or lualatex")
+    """Return the session's settings: ini values, then command-line options (the one schema, `flows.schema`); a bad
+    value is a usage error."""
+
+    def get(name: str) -> Any:
+        option = getattr(config.option, name, None) if name in OVERRIDES + FLAGS else None
+        return option if option not in (None, False) else config.getini(name)
+
+    rootdir = Path(config.rootpath)
     try:
-        option = config.option.patchwrite_timeout
-        timeout = parse_seconds(option if option is not None else str(config.getini("patchwrite_timeout")))
+        resolved = resolve(get, rootdir, rootdir)
     except InputError as exc:
-        raise pytest.UsageError(f"--patchwrite-timeout / patchwrite_timeout: {exc.problem}") from None
-    try:
-        max_span = int(config.getini("patchwrite_max_span"))
-        max_runs = config.option.patchwrite_max_runs or int(config.getini("patchwrite_max_runs"))
-        hunk = str(config.getini("patchwrite_max_hunk")).strip()
-        max_hunk = int(hunk) if hunk else None
-    except ValueError as exc:
-        raise pytest.UsageError(
-            f"patchwrite_timeout / patchwrite_max_span / patchwrite_max_runs / patchwrite_max_hunk: {exc}"
-        ) from exc
-    if max_runs < 1:
-        raise pytest.UsageError(f"patchwrite_max_runs = {max_runs}: at least one engine run is needed")
-    base = config.option.patchwrite_base or str(config.getini("patchwrite_base")).strip() or None
-    evidence_from = config.option.patchwrite_evidence_from or str(config.getini("patchwrite_evidence_from"))
-    if evidence_from.strip().lower() not in ("head", "base"):
-        raise pytest.UsageError(f"patchwrite_evidence_from = {evidence_from!r}: use head or base")
-    # never pytest's cache under the rootdir: a pull request could commit entries there (gates.cachetrust)
-    configured = [Path(p) for p in config.getini("patchwrite_cache_dir")]
-    cache_dir = configured[0] if configured else None
-    if cache_dir is not None and inside_work_tree(cache_dir, Path(config.rootpath) / "x", Path(config.rootpath)):
+        raise pytest.UsageError(exc.problem) from None
+    if resolved.cache_refused is not None:  # never a cache a pull request could commit to (gates.cachetrust)
         config.issue_config_time_warning(
-            PatchwriteWarning(f"patchwrite_cache_dir = {cache_dir} lies inside the work tree being checked; the "
-                              f"user cache directory {default_cache_dir()} is used instead"),
+            PatchwriteWarning(f"patchwrite_cache_dir = {resolved.cache_refused} lies inside the work tree being "
+                              f"checked; the user cache directory {default_cache_dir()} is used instead"),
             stacklevel=2,
         )  # fmt: skip
-        cache_dir = None
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None and SHARED_DIR_KEY in workerinput:
-        shared, owns = Path(workerinput[SHARED_DIR_KEY]), False
-    else:
-        try:
-            shared, owns = make_owned_temp_dir("session"), True
-        except OSError as exc:  # a full or read-only TMPDIR: say where, not INTERNALERROR
-            fault = envfaults.from_oserror(exc, "making the session's directory")
-            raise pytest.UsageError(f"patchwrite: {fault or exc}") from None
-    options = CheckOptions(
-        engine=config.option.patchwrite_engine,
-        default_engine=default_engine,
-        timeout=timeout,
-        max_runs=max_runs,
-        warnings_fail=bool(config.option.patchwrite_strict or config.getini("patchwrite_strict")),
-        use_cache=not config.option.patchwrite_no_cache,
-        cache_dir=cache_dir,
-        bibs=[Path(p) for p in config.getini("patchwrite_bib")],
-        logs=[Path(p) for p in config.getini("patchwrite_log")],
-        numbers="decimals" if policy == "strict" else policy,
-        strict=policy == "strict",
-        allow_numbers=list(config.getini("patchwrite_allow")),
-        trusted=bool(config.option.patchwrite_trusted_input or config.getini("patchwrite_trusted_input")),
-        rootdir=Path(config.rootpath),
-    )
+    options = resolved.options
+    options.engine = config.option.patchwrite_engine
+    options.use_cache = not config.option.patchwrite_no_cache
+    shared, owns = _shared_dir(config)
     report = Path(config.option.patchwrite_report) if config.option.patchwrite_report else None
     return Settings(
         options=options,
-        collect=bool(config.getini("patchwrite_collect")),
-        max_span=max_span,
+        collect=resolved.collect,
+        max_span=resolved.max_span,
         report=report,
         shared_dir=shared,
         owns_shared_dir=owns,
-        base=base,
-        max_hunk=max_hunk,
+        base=resolved.base,
+        max_hunk=resolved.max_hunk,
         annotations=bool(config.option.patchwrite_annotations),
-        evidence_from=evidence_from.strip().lower(),
+        evidence_from=resolved.evidence_from,
     )
+
+
+def _shared_dir(config: pytest.Config) -> tuple[Path, bool]:
+    """Return the session's shared result directory and whether this process made it (else an xdist worker's)."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and SHARED_DIR_KEY in workerinput:
+        return Path(workerinput[SHARED_DIR_KEY]), False
+    try:
+        return make_owned_temp_dir("session"), True
+    except OSError as exc:  # a full or read-only TMPDIR: say where, not INTERNALERROR
+        fault = envfaults.from_oserror(exc, "making the session's directory")
+        raise pytest.UsageError(f"patchwrite: {fault or exc}") from None
