@@ -116,8 +116,10 @@ def main() -> None:
     print(f"round trip: {sum(not r['lock_findings'] for r in ok)} of {len(ok)} with no lock finding after a fresh "
           f"bind; {sum(r['second_identical'] and not r['second_conflicts'] for r in ok)} of {len(ok)} byte-identical "
           f"after a second bind (target: all)")  # fmt: skip
-    print(f"adoption: {sum(not r['errors_after_adoption'] for r in ok)} of {len(ok)} green after "
-          "`bind --manual unattested --reason not_logged` (target: all)")
+    print(
+        f"adoption: {sum(not r['errors_after_adoption'] for r in ok)} of {len(ok)} green after "
+        "`bind --manual unattested --reason not_logged` (target: all)"
+    )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
 

@@ -262,3 +262,24 @@ def test_explain_gives_the_exact_commands(tmp_path: Path) -> None:
     assert "`patchwrite bind ROOT --manual FILE:LINE:TOKEN --reason TEXT`" in " ".join(unbound.split())
     unattested = cli("explain", "unattested_number", cwd=tmp_path).stdout
     assert "`patchwrite bind ROOT --manual unattested --reason not_logged`" in " ".join(unattested.split())
+
+
+def test_a_finding_names_the_logs_it_concerns_not_every_declared_log(tmp_path: Path) -> None:
+    logs = {"results.json": RESULTS, "a.json": {"x": 0.1}, "b.json": {"y": 0.2}}
+    root = paper(tmp_path, "Accuracy was 91.4\\% and the margin 3.75.\n", logs)
+    (unattested,) = findings(root)  # the pool rule: no bindings file
+    assert "is not attested (policy: decimals; logs: none of the 3 declared)" in unattested
+    assert "a.json" not in unattested and "results.json" not in unattested
+    assert cli("bind", "main.tex", cwd=tmp_path).returncode == 0
+    (held,) = [f for f in findings(root) if "3.75" in f]
+    assert "fits no log entry" in held and ".json" not in held  # with bindings: only the entries it concerns
+
+
+def test_a_number_a_log_holds_is_not_said_to_fit_no_entry(tmp_path: Path) -> None:
+    bounds = {f"layer{k}": {"p_lo": round(0.3 + k / 50, 4), "p_hi": round(0.5 + k / 60, 4)} for k in range(8)}
+    logs = {"results.json": RESULTS, "confidence.json": {**bounds, "last": {"p_hi": 0.7712, "p_lo": 0.41}}}
+    root = paper(tmp_path, PROSE + "Its AUROC is 0.771 on held-out data.\n", logs)  # nothing names a bound
+    assert cli("bind", "main.tex", cwd=tmp_path).returncode == 0
+    (found,) = [f for f in findings(root) if "0.771" in f]
+    assert found.startswith("main.tex:5: unattested_number 0.771 is held by confidence.json last.p_hi = 0.7712, but")
+    assert "`patchwrite bind main.tex --manual main.tex:5:0.771 --reason not_logged`" in found

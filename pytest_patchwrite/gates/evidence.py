@@ -281,7 +281,9 @@ def _bindings(
 def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConfig) -> tuple[list[Violation], int]:
     allowed = {value for item in config.allow_numbers if (value := parse_number(str(item).rstrip("%"))) is not None}
     mode = "strict" if config.strict else config.numbers
-    logs = name_list(log.files)
+    # a finding names the logs it concerns: one or two declared logs by name, more by count (148 unattested
+    # numbers each listing six file names said nothing the first one did not)
+    logs = name_list(log.files) if len(log.files) <= 2 else f"none of the {len(log.files)} declared"
     out: list[Violation] = []
     passed = 0
     for s in scans:
