@@ -31,9 +31,9 @@ sys.path.insert(0, str(REPO))
 
 from pytest_patchwrite.corpus.documents import DOCUMENTS, materialize  # noqa: E402
 from pytest_patchwrite.errors import PatchwriteError  # noqa: E402
-from pytest_patchwrite.gates.binding import bind_root, write_bindings  # noqa: E402
+from pytest_patchwrite.flows.bind import bind_root, write_bindings  # noqa: E402
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate  # noqa: E402
-from pytest_patchwrite.manuscript import load_manuscript  # noqa: E402
+from pytest_patchwrite.snapshot.manuscript import load_manuscript  # noqa: E402
 
 LOCK_KINDS = ("binding_mismatch", "unbound_number", "stale_binding")
 

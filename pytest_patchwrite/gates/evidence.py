@@ -281,8 +281,7 @@ def _bindings(
 def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConfig) -> tuple[list[Violation], int]:
     allowed = {value for item in config.allow_numbers if (value := parse_number(str(item).rstrip("%"))) is not None}
     mode = "strict" if config.strict else config.numbers
-    # a finding names the logs it concerns: one or two declared logs by name, more by count (148 unattested
-    # numbers each listing six file names said nothing the first one did not)
+    # a finding names the logs it concerns: one or two by name, more by count (not six names on each of 148 lines)
     logs = name_list(log.files) if len(log.files) <= 2 else f"none of the {len(log.files)} declared"
     out: list[Violation] = []
     passed = 0
