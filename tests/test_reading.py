@@ -143,7 +143,7 @@ def test_a_glued_unit_reads_as_a_number_with_its_scale() -> None:
 
 def test_a_model_size_is_a_name_not_a_number() -> None:
     text = ("A 7B model, Llama 7B, Qwen2.5-1.5B, OPT (1.3B), a 1.5B-parameter model, the 7B and 13B models, "
-            "LLaMA-13B, 3D, 2x.\n")  # fmt: skip
+            "LLaMA-13B, a 1.5B MoE model, Qwen3-1.7B through 32B, faithful up to 70B, 3D, 2x.\n")  # fmt: skip
     assert read(text) == []
 
 
@@ -190,6 +190,12 @@ def test_a_numeric_csv_header_names_the_columns_by_position(tmp_path: Path) -> N
         ("row 2, column 1", "0.55"),
     ]
     assert {m.at: m.rows for m in data.means}["mean(column 0)"] == 2  # the header is no row
+    gaps = tmp_path / "gaps.csv"  # pandas writes a missing value as nan: no entry, no label, no NaN mean
+    gaps.write_text("model,acc\nBase,nan\nOurs,0.914\nMid,inf\nLow,0.5\n")
+    kept = logread.load_entries(gaps)
+    assert [(e.at, e.raw) for e in kept.entries] == [("row 2 (model=Ours), column acc", "0.914"),
+                                                     ("row 4 (model=Low), column acc", "0.5")]  # fmt: skip
+    assert [(m.at, m.raw) for m in kept.means] == [("mean(column acc)", "0.707")]
     headless = tmp_path / "plain.csv"  # data from the first line: still row 1
     headless.write_text("0.5,1.5\n0.7,1.7\n")
     assert [e.at for e in logread.load_entries(headless).entries][:2] == ["row 1, column 1", "row 1, column 2"]
@@ -213,6 +219,8 @@ def test_a_bindings_file_with_old_csv_locators_still_checks(tmp_path: Path) -> N
     old = outcome.new_text.replace(" (model=Base)", "").replace(" (model=Ours)", "")  # as an older bind wrote it
     write_bindings(outcome.path, old)
     assert findings(root) == []
+    again = bind_root(root, EvidenceConfig())  # a new bind keeps the reviewed decisions as written
+    assert again.new_text == old and again.conflicts == 0
     (tmp_path / "scores.csv").write_text("model,acc,f1\nBase,0.682,0.61\nOurs,0.914,0.86\n")  # the log changed
     assert ("binding_mismatch", "0.88") in findings(root)
 

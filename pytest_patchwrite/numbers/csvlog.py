@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from collections.abc import Iterable
 from itertools import chain, islice
@@ -31,22 +32,29 @@ def _delimiter(path: Path, first: str) -> str:
     return max(counts, key=lambda d: counts[d]) if any(counts.values()) else ","
 
 
-def _is_number(cell: str) -> bool:
+def _float(cell: str) -> float | None:
     try:
-        float(cell)
+        return float(cell)
     except ValueError:
-        return False
-    return True
+        return None
+
+
+def _is_number(cell: str) -> bool:
+    return _float(cell) is not None
 
 
 def _cell(cell: str) -> tuple[str, str, int] | None:
-    """Return (number, unit, scale) of a CSV cell holding one number (`0.91`, `91.4%`, `1,234`, `27.2B`), else None."""
-    return (cell.strip(), "", 0) if _is_number(cell) else _number(cell)
+    """Return (number, unit, scale) of a CSV cell holding one number (`0.91`, `91.4%`, `1,234`, `27.2B`), else None
+    (also for `nan` and `inf`: a missing value is no entry)."""
+    value = _float(cell)
+    if value is not None:
+        return (cell.strip(), "", 0) if math.isfinite(value) else None
+    return _number(cell)
 
 
 def _is_label(cell: str) -> bool:
-    """Return whether a cell may name its row: words, or a size such as `7B` (never a plain number or percentage)."""
-    found = _cell(cell) if cell.strip() else ("", "", 0)
+    """Return whether a cell may name its row: words, or a size such as `7B` (never a number, `nan` or a percentage)."""
+    found = _cell(cell) if cell.strip() and not _is_number(cell) else ("", "", 0)
     return found is None or bool(found[2])
 
 
@@ -139,26 +147,40 @@ def _cells(
     counts = [0] * len(names)
     kept: list[_Kept] = []
     last_row = 0
+    fits = sieve.fits if sieve is not None else None
+    width = max(numeric, default=-1) + 1
     for r, row in enumerate(rows, start=1):
         last_row = r
         label: tuple[str, str] | None = None
-        for j in numeric:
-            if j >= len(row) or (found := _cell(row[j])) is None:
-                continue
-            v = float(found[0])
-            if not found[2]:  # a mean of `7B` and `500M` as written is no number of either
+        asked = r in wanted
+        for j in numeric if len(row) >= width else [j for j in numeric if j < len(row)]:
+            cell = row[j]
+            scale = 0
+            try:  # the common cell is a plain number: one float() and no tuple (a million rows)
+                v = float(cell)
+            except ValueError:
+                found = _number(cell)  # a numeric string: `91.4%`, `1,234`, `27.2B`
+                if found is None:
+                    continue
+                v, scale = float(found[0]), found[2]
+            else:
+                if v - v != 0:  # nan or inf: a missing value
+                    continue
+                found = None
+            if not scale:  # a mean of `7B` and `500M` as written is no number of either
                 sums[j] += v
                 counts[j] += 1
-            keep = (sieve is None and len(kept) < MAX_KEPT_CELLS) or (
-                sieve is not None and (sieve.fits(v) or (found[2] != 0 and sieve.fits(v * 10.0 ** found[2])))
-            )
-            if keep or r in wanted:
+            if fits is None:
+                keep = len(kept) < MAX_KEPT_CELLS
+            else:
+                keep = fits(v) or (scale != 0 and fits(v * 10.0**scale))
+            if keep or asked:
                 label = label or _row_label(row, names, named)
                 if not keep:
                     plain = _plain_cell(f"row {r}", names[j])
                     keep = plain in want or f"row {r} ({label[1]}), column {names[j]}" in want
             if keep:
-                kept.append((r, j, found, *(label or ("", ""))))
+                kept.append((r, j, found or (cell.strip(), "", 0), *(label or ("", ""))))
             else:
                 data.dropped += 1
     return kept, sums, counts, last_row

@@ -109,7 +109,8 @@ UNIT_POWERS = {**UNIT_SCALES, "ms": -3, "us": -6, "\u00b5s": -6, "ns": -9}
 _NAMED_BEFORE = re.compile(r"(?:[\w.][-_/]|\b[A-Za-z]*[A-Z][\w.]*[ ~]+\(?|\b[A-Za-z]+\d[\w.]*[ ~]+\(?)$")
 _MODEL_AFTER = re.compile(
     r"(?:\s*(?:,|and|or|/|to|--|-)\s*\d+(?:\.\d+)?[MBT])*\)?(?:-|\s|~)*(?:-?param(?:eter)?s?\b[-\s~]*)?"
-    r"(?:models?|LLMs?|LMs?|variants?|versions?|checkpoints?|backbones?|teachers?|students?|[Ii]nstruct|[Cc]hat|"
+    r"(?:(?:MoE|dense|base|instruction-tuned|pretrained|pre-trained)\s+)?"
+    r"(?:models?|LLMs?|LMs?|MoE\b|variants?|versions?|checkpoints?|backbones?|teachers?|students?|[Ii]nstruct|[Cc]hat|"
     r"[Bb]ase\b|scale\b|sizes?\b|-[A-Za-z])"
 )
 _COUNT_AFTER = re.compile(r"\s*(?:~|\\,)?\s*(?:tokens|param(?:eter)?s|words|samples|examples|images|documents|pairs|"
@@ -124,6 +125,8 @@ def glued_unit(masked: str, start: int, end: int) -> str | None:
         return None
     unit = found.group("unit")
     if unit in ("M", "B", "T") and not _COUNT_AFTER.match(masked, found.end()):
+        if unit != "M" and "." not in masked[start:end]:
+            return None  # a whole number of billions that counts nothing named: a model's size (to 70B, 32B MoE)
         if _NAMED_BEFORE.search(masked, max(0, start - 40), start) or _MODEL_AFTER.match(masked, found.end()):
             return None
     return unit
