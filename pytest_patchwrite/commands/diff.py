@@ -44,7 +44,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Report what the working tree's manuscript moved against a git revision; return the exit code."""
-    from ..flows.prdiff import GitBase, diff_manuscript, format_change
+    from ..flows.prdiff import GitBase, diff_working_tree, format_change
     from ..gates.evidence import EvidenceConfig
     from ..snapshot.manuscript import find_root, load_manuscript
 
@@ -52,9 +52,9 @@ def run(args: argparse.Namespace) -> int:
     base = GitBase.open(root.parent, args.base)
     config = EvidenceConfig()
     manuscript = load_manuscript(root, boundary=config.boundary(root))
-    compiled = None if args.no_compile else _compiled(args, manuscript)  # sets the snapshot's engine record
-    report = diff_manuscript(manuscript, base, config, args.max_hunk, compiled=compiled,
-                             evidence_from=args.evidence_from)  # fmt: skip
+    compile = None if args.no_compile else _compile(args, manuscript)
+    report, compiled = diff_working_tree(manuscript, base, config, compile, max_hunk=args.max_hunk,
+                                         evidence_from=args.evidence_from, engine_missing=_say_missing)  # fmt: skip
     write_sarif(args.sarif, report.result().violations)
     pages = _pages(args, root, base, report.changes)
     if args.json:
@@ -79,23 +79,22 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_FAILED
 
 
-def _compiled(args: argparse.Namespace, manuscript: Any) -> Any:
-    """Return the working tree's compile report (a verdict-cache hit after `check`), None when the engine is missing.
+def _compile(args: argparse.Namespace, manuscript: Any) -> Any:
+    """Return what compiles the working tree (a verdict-cache hit after `check`).
 
     The diff does not fail because the compile does (that is `check`'s item); a passing compile's undefined
     citations and references on changed lines fail it, as in the pytest `diff` item.
     """
     from ..flows.check import CheckOptions
-    from ..gates.report import EngineMissing
 
     options = CheckOptions(engine=args.engine, timeout=args.timeout or 60.0, use_cache=not args.no_cache,
                            trusted=args.trusted_input)  # fmt: skip
-    try:
-        return options.compile_gate(manuscript.root).compile(manuscript)
-    except EngineMissing as exc:
-        print(shown.line(f"patchwrite diff: {exc}: diffed without compiling (no engine record, no undefined-citation "
-                         "rule; --no-compile says so quietly)"), file=sys.stderr)  # fmt: skip
-        return None
+    return lambda: options.compile_gate(manuscript.root).compile(manuscript)
+
+
+def _say_missing(exc: Exception) -> None:
+    print(shown.line(f"patchwrite diff: {exc}: diffed without compiling (no engine record, no undefined-citation "
+                     "rule; --no-compile says so quietly)"), file=sys.stderr)  # fmt: skip
 
 
 def _pages(args: argparse.Namespace, root: Path, base: Any, changes: list) -> Any:

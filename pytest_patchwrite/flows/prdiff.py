@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from ..errors import InputError
 from ..gates.binding import bindings_location
 from ..gates.evidence import EvidenceConfig, EvidenceReport, as_added, engine_undefined, evaluate
 from ..gates.headrules import line_opcodes, settings_changes
+from ..gates.report import CompileReport, EngineMissing
 from ..model import ERROR, WARNING, GateResult, Violation, display_path, failing
 from ..numbers.binddiff import binding_changes, bindings_at, log_changes
 from ..snapshot.manuscript import Manuscript, load_manuscript, magic_line
@@ -187,6 +189,36 @@ def diff_manuscript(
     numbers = round(jaccard({t for k, t in all_old if k == "number"}, {t for k, t in all_new if k == "number"}), 4)
     cites = round(jaccard({t for k, t in all_old if k == "cite"}, {t for k, t in all_new if k == "cite"}), 4)
     return DiffReport(changes, failures, numbers, cites, new_manuscript)
+
+
+def diff_working_tree(
+    manuscript: Manuscript,
+    base: GitBase,
+    config: EvidenceConfig,
+    compile: Callable[[], CompileReport] | None,
+    *,
+    max_hunk: int | None = None,
+    evidence_from: str = "head",
+    evidence: Callable[[CompileReport | None], EvidenceReport] | None = None,
+    engine_missing: Callable[[EngineMissing], None] | None = None,
+) -> tuple[DiffReport, CompileReport | None]:
+    """Return the diff of the working tree's snapshot against `base` and the compile it took: the one diff flow the
+    pytest `diff` item, `patchwrite diff` and the MCP `diff` tool call.
+
+    `compile` (None: no compile) compiles the working tree, a verdict-cache hit after `check`; its record joins the
+    snapshot and a passing compile's undefined citations and references on changed lines fail the diff. A missing
+    engine is no verdict: the diff goes on without the compile (`engine_missing` hears of it). `evidence` gives the
+    locks' report from the compile, when the caller keeps one (the pytest session does).
+    """
+    compiled = None
+    if compile is not None:
+        try:
+            compiled = compile()
+        except EngineMissing as exc:
+            if engine_missing is not None:
+                engine_missing(exc)
+    known = evidence(compiled) if evidence is not None else None
+    return diff_manuscript(manuscript, base, config, max_hunk, known, compiled, evidence_from), compiled
 
 
 def _binding_notes(

@@ -277,8 +277,7 @@ class Workspace:
 
     def diff(self, path: str, base: str | None = None) -> dict[str, Any]:
         """Return what the working tree's manuscript moved against the git revision `base` (`diff --json`)."""
-        from ..flows.prdiff import GitBase, diff_manuscript
-        from ..gates.report import EngineMissing
+        from ..flows.prdiff import GitBase, diff_working_tree
 
         base = (base or self.settings.base or "").strip()
         if not base:
@@ -288,13 +287,15 @@ class Workspace:
         real = self.resolve(path)
         manuscript = self.snapshot_of(real)
         root = manuscript.root
-        config = self.settings.options.evidence_config()
-        try:  # as `patchwrite diff` (a verdict-cache hit after `check`): the engine record, new undefined citations
-            compiled = self.settings.options.compile_gate(root).compile(manuscript)
-        except EngineMissing:
-            compiled = None
-        report = diff_manuscript(manuscript, GitBase.open(root.parent, base), config, self.settings.max_hunk,
-                                 compiled=compiled, evidence_from=self.settings.evidence_from)  # fmt: skip
+        settings = self.settings
+        report, compiled = diff_working_tree(
+            manuscript,
+            GitBase.open(root.parent, base),
+            settings.options.evidence_config(),
+            lambda: settings.options.compile_gate(root).compile(manuscript),  # as `patchwrite diff`
+            max_hunk=settings.max_hunk,
+            evidence_from=settings.evidence_from,
+        )
         data = report.result().to_json(self.directory)
         ran = {"engine": compiled.engine, "ok": compiled.ok, "cached": compiled.cached} if compiled else None
         data["compile"] = ran

@@ -18,7 +18,7 @@ from ..commands import sarif
 from ..errors import InputError, NotRegularFile, PatchwriteError
 from ..files.inputs import read_prefix, read_text
 from ..flows.check import citations_result, compile_result, numbers_result, placeholders_result
-from ..flows.prdiff import GitBase, diff_manuscript, format_change
+from ..flows.prdiff import GitBase, diff_working_tree, format_change
 from ..gates.evidence import NO_LOG as NO_LOG_DECLARED
 from ..gates.report import CompileReport, EngineMissing
 from ..model import WARNING, GateResult, PatchContext, PatchwriteWarning, Violation, display_path, printed_lines
@@ -269,15 +269,16 @@ class ManuscriptItem(pytest.Item):
             return numbers
         if self.name == "diff":
             assert settings.base is not None
-            base = GitBase.open(root.parent, settings.base)
-            config = settings.options.evidence_config()
-            try:  # the compile item's report: what the engine left undefined on a changed line fails the diff
-                compiled: CompileReport | None = shared_compile(settings, root)[0]
-            except EngineMissing:
-                compiled = None
-            evidence = settings.evidence_of(root, compiled)  # the snapshot now holds the engine's record
-            return diff_manuscript(settings.manuscript_of(root), base, config, settings.max_hunk, evidence, compiled,
-                                   settings.evidence_from).result()  # fmt: skip
+            diffed, _ = diff_working_tree(
+                settings.manuscript_of(root),
+                GitBase.open(root.parent, settings.base),
+                settings.options.evidence_config(),
+                lambda: shared_compile(settings, root)[0],  # the compile item's report
+                max_hunk=settings.max_hunk,
+                evidence_from=settings.evidence_from,
+                evidence=lambda compiled: settings.evidence_of(root, compiled),  # the snapshot takes the record
+            )
+            return diffed.result()
         if self.name == "quality":
             assert settings.base is not None
             verdict = quality_verdict(self.config, root, settings.base)
