@@ -476,6 +476,12 @@ def test_without_a_sandbox_lualatex_and_file_primitives_are_refused(tmp_path: Pa
     assert '"kind": "unconfined"' not in trusted.stdout and "no OS sandbox" not in trusted.stderr
 
 
+def _default_signals() -> None:
+    """In a child before exec: SIGTERM, SIGINT and SIGHUP back to their default dispositions."""
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("runner", ["patchwrite", "pytest"])
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
 def test_signal_kills_the_engine_and_removes_the_sandbox(signum: int, runner: str, tmp_path: Path) -> None:
@@ -494,7 +500,10 @@ def test_signal_kills_the_engine_and_removes_the_sandbox(signum: int, runner: st
         cmd = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-p", "no:xdist",
                "--patchwrite-timeout=120", f"{marker}.tex"]  # fmt: skip
         interrupted = 2  # pytest's "interrupted"
-    proc = subprocess.Popen(cmd, cwd=paper, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # the child takes the default dispositions of the signals under test: a suite started under `nohup` (or by a
+    # runner that ignores SIGHUP) would hand it an ignored SIGHUP, which it would then never see
+    proc = subprocess.Popen(cmd, cwd=paper, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_signals)  # fmt: skip
     sandboxes = tmp_path / "tmp" / f"patchwrite-{os.getuid()}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not list(sandboxes.glob("sandbox-*/*.log")):
