@@ -173,3 +173,29 @@ def test_a_difference_in_one_sentence_binds_as_derived(tmp_path: Path) -> None:
     body = "Ours reaches 91.4\\% against 68.2\\% for the baseline, 23.2 points more.\n"
     found = decisions(paper(tmp_path, body, {"results.json": log}))
     assert found["23.2"] == ("derived", "difference", "")
+
+
+def test_a_count_that_its_sentence_names_is_locked_and_an_unnamed_integer_is_never_reported(tmp_path: Path) -> None:
+    from pytest_patchwrite.gates.binding import write_bindings
+    from pytest_patchwrite.gates.evidence import evaluate
+    from pytest_patchwrite.manuscript import load_manuscript
+
+    log = {"corpus": {"n_documents": 10578, "n_tokens": 2891344}, "train": {"epochs": 3, "acc": 0.914}}
+    body = "We collect 10{,}578 documents with 2,891,344 tokens.\n\nWe train for 3 epochs and reach 91.4\\%.\n"
+    root = paper(tmp_path, body, {"corpus.json": log})
+    found = decisions(root)
+    assert found["10{,}578"] == ("context", "corpus.json", "corpus.n_documents")
+    assert found["2,891,344"] == ("context", "corpus.json", "corpus.n_tokens")
+    assert found["3"] == ("unbound", "", "")  # 3 of 9 one-digit numbers: a name is no evidence
+    outcome = bind_root(root, EvidenceConfig())
+    assert [o.token for o in outcome.reconciled.result.unattested] == []  # the integer is quiet, not unattested
+    write_bindings(outcome.path, outcome.new_text)
+
+    def findings() -> list[tuple[str, str]]:
+        config = EvidenceConfig()
+        report = evaluate(load_manuscript(root, boundary=config.boundary(root)), config)
+        return [(v.kind, v.token) for v in report.numbers or []]
+
+    assert findings() == []
+    root.write_text(root.read_text().replace("10{,}578 documents", "10{,}587 documents"))
+    assert findings() == [("binding_mismatch", "10{,}587")]  # a changed count is caught

@@ -153,15 +153,21 @@ def is_empirical(n: Number, policy: str) -> bool:
 
 
 def occurrences(scans: list[Scan], texts: dict[Path, str], policy: str, allowed: set[Decimal]) -> list[Occurrence]:
-    """Return the empirical numbers of the scanned files with their contexts and anchors."""
+    """Return the empirical numbers of the scanned files with their contexts and anchors (under `decimals` also the
+    integers, as optional: bound on evidence only)."""
     out = []
     for s in scans:
         path = Path(s.file)
         layout = Layout(texts[path])
         for n in s.numbers:
-            if not is_empirical(n, policy) or n.value in allowed or s.is_suppressed(n.line, "number") or n.start < 0:
+            if n.value in allowed or s.is_suppressed(n.line, "number") or n.start < 0:
                 continue
-            out.append(Occurrence(path, n, layout.context(n), layout.anchor(n)))
+            checked = is_empirical(n, policy)
+            if not checked and policy != "decimals":
+                continue
+            # an integer the policy does not check (a count: documents, tokens, parameters) binds on evidence and
+            # is then locked; without evidence it is never reported
+            out.append(Occurrence(path, n, layout.context(n), layout.anchor(n), not checked))
     return out
 
 
