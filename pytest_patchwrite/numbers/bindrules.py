@@ -155,25 +155,40 @@ class Tables:
                     self.by_row.setdefault((str(e.log), e.row), []).append(e)
 
     def wrong_place(self, occ: Occurrence, entry: Entry) -> str | None:
-        """Return `row` or `field` when the number's own words name another row (field) of the entry's table better
-        than the entry's own, None otherwise."""
-        near = set(occ.context.near)
+        """Return `row` or `field` when a table cell's row label (column header) names another row (field) of the
+        entry's log table better than the entry's own, None otherwise."""
+        near = frozenset(occ.context.near)
         if not near or occ.context.cell is None:  # a prose number's own words may be its neighbour's too
             return None
-        own_row = coverage(near, row_words(entry, False))
-        table = self.fields if entry.kind == "leaf" else self.by_column  # `a.score` and `b.score`: one field
-        key = col_key(entry) if entry.kind == "leaf" else entry.column
-        for other in table.get((str(entry.log), key), ()):
-            if other.row != entry.row and coverage(near, row_words(other, False)) >= max(0.5, own_row + 0.25):
-                return "row"
-        own_field = coverage(near, field_words(entry))
-        for other in self.by_row.get((str(entry.log), entry.row), ()):
-            if other.column != entry.column and coverage(near, field_words(other)) >= max(0.5, own_field + 0.25):
-                return "field"
+        log = str(entry.log)
+        key = col_key(entry) if entry.kind == "leaf" else entry.column  # `a.score` and `b.score`: one field
+        rows = self._covered(near, ("row", log, key), entry.kind)
+        own = rows.get(entry.row, 0.0)
+        if any(row != entry.row and c >= max(0.5, own + 0.25) for row, c in rows.items()):
+            return "row"
+        fields = self._covered(near, ("field", log, entry.row), entry.kind)
+        own = fields.get(entry.column, 0.0)
+        if any(column != entry.column and c >= max(0.5, own + 0.25) for column, c in fields.items()):
+            return "field"
         return None
 
+    def _covered(self, near: frozenset[str], where: tuple[str, str, str], kind: str) -> dict[str, float]:
+        """Return, for each row (field) of a log table, how much of its name `near` covers (memoized)."""
+        memo = self.__dict__.setdefault("_memo", {})
+        found = memo.get((near, where))
+        if found is None:
+            what, log, key = where
+            if what == "row":
+                table = self.fields if kind == "leaf" else self.by_column
+                names = {e.row: row_words(e, False) for e in table.get((log, key), ())}
+            else:
+                names = {e.column: field_words(e) for e in self.by_row.get((log, key), ())}
+            found = {name: coverage(near, words) for name, words in names.items()}
+            memo[(near, where)] = found
+        return found
 
-def coverage(near: set[str], names: list[str]) -> float:
+
+def coverage(near: frozenset[str] | set[str], names: list[str]) -> float:
     """Return the share of a name's specific words that `near` names (`late heavy` of `middle-heavy`: 0.5)."""
     specific = [n for n in names if n not in GENERIC] or names
     if not specific:

@@ -64,5 +64,7 @@ class Chance:
 
     def of(self, printed: Decimal, powers: list[int]) -> float:
         """Return the chance that a random number of `printed`'s form matches a logged value under some power."""
+        if printed == 0:
+            return 1.0  # a zero is logged everywhere (counts, flags, gaps): it never binds on its value
         total = sum(self.hits(printed, p) for p in powers) + self.unknown * len(powers)
         return min(1.0, total / choices(printed))

@@ -204,15 +204,24 @@ def _aggregates(occ: Occurrence, op: str, index: EntryIndex) -> list[tuple[tuple
         for mean in index.means():
             if not _column_named(occ, mean.column):
                 continue
+            try:
+                mean_value = Decimal(mean.raw)
+            except ArithmeticError:
+                continue
+            if not mean_value.is_finite():
+                continue  # a column holding NaN has no mean
             for transform, tentative in transforms(occ):
-                value = None if tentative else apply(transform, Decimal(mean.raw))
+                value = None if tentative else apply(transform, mean_value)
                 if value is not None and holds(printed, value):
                     formula = {"op": "mean", "operands": [{"log": mean.log, "at": mean.at, "transform": transform}]}
                     out.append((("mean", str(mean.log), mean.at, transform), _derived(mean, value, formula)))
     for column, entries in index.columns(SMALL_COLUMN).items() if op != "mean" else ():
         if not _column_named(occ, column[1]):
             continue
-        result = aggregate(op, [e.value for e in entries])
+        values = [e.value for e in entries]
+        if not all(v.is_finite() for v in values):
+            continue
+        result = aggregate(op, values)
         for transform, tentative in transforms(occ):
             value = None if tentative or result is None else apply(transform, result)
             if value is not None and holds(printed, value):
