@@ -13,8 +13,9 @@ import json
 import random
 from pathlib import Path
 
-from pytest_patchwrite.flows.bind import bind_root
-from pytest_patchwrite.gates.evidence import EvidenceConfig
+from pytest_patchwrite.flows.bind import bind_root, write_bindings
+from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
+from pytest_patchwrite.snapshot.manuscript import load_manuscript
 
 
 def paper(directory: Path, body: str, logs: dict[str, object]) -> Path:
@@ -176,10 +177,6 @@ def test_a_difference_in_one_sentence_binds_as_derived(tmp_path: Path) -> None:
 
 
 def test_a_count_that_its_sentence_names_is_locked_and_an_unnamed_integer_is_never_reported(tmp_path: Path) -> None:
-    from pytest_patchwrite.gates.binding import write_bindings
-    from pytest_patchwrite.gates.evidence import evaluate
-    from pytest_patchwrite.manuscript import load_manuscript
-
     log = {"corpus": {"n_documents": 10578, "n_tokens": 2891344}, "train": {"epochs": 3, "acc": 0.914}}
     body = "We collect 10{,}578 documents with 2,891,344 tokens.\n\nWe train for 3 epochs and reach 91.4\\%.\n"
     root = paper(tmp_path, body, {"corpus.json": log})
