@@ -71,18 +71,17 @@ def roots_of(names: list[str]) -> list[Path]:
 
 def _roots_in(directory: Path) -> list[Path]:
     """Return the root manuscripts below `directory` as `pytest DIR` collects them (dot-directories skipped, links
-    to directories not followed); raise InputError when it holds none."""
+    to directories not followed, `manuscript.walked_dirs`); raise InputError when it holds none."""
     from ..errors import NotRegularFile
-    from ..files.inputs import read_prefix
-    from ..snapshot.manuscript import is_root
+    from ..snapshot.manuscript import is_root, peek_text, walked_dirs
 
     found: list[Path] = []
     for here, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = walked_dirs(here, dirs)
         for name in sorted(f for f in files if f.endswith(".tex")):
             path = Path(here) / name
             try:
-                head = read_prefix(path, 200_000).decode("utf-8", errors="replace")
+                head = peek_text(path)
             except NotRegularFile:
                 continue  # a FIFO or device named *.tex is no manuscript
             if is_root(head):

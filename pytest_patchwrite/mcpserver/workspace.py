@@ -18,12 +18,12 @@ from typing import Any
 from ..deadline import OutOfTime, within
 from ..edit import number_lines, split_lines
 from ..errors import PatchwriteError
-from ..files.inputs import read_prefix, read_text
+from ..files.inputs import read_text
 from ..files.paths import Boundary
 from ..flows.transaction import revision_of, try_patch
 from ..model import Gate, GateResult, PatchContext, Violation, display_path
 from ..shown import text as escaped
-from ..snapshot.manuscript import Manuscript, is_root, load_manuscript, locate
+from ..snapshot.manuscript import Manuscript, is_root, load_manuscript, locate, peek_text, walked_dirs
 from ..snapshot.snapshot import pair_for, root_of
 from .project import ProjectSettings, load_settings
 
@@ -37,7 +37,6 @@ MAX_MANUSCRIPTS = 100
 MAX_FILES_LISTED = 200
 MAX_WALK_ENTRIES = 20_000
 CONTEXT_LINES = 3
-_SKIP_DIRS = {"__pycache__", "node_modules"}
 _REVISION = re.compile(r"[0-9a-fA-F]{64}")
 _GIT_REV = re.compile(r"[A-Za-z0-9._/~^@{}+-]{1,200}")
 _NO_ROOT = "no root manuscript (\\documentclass) under DIR \\inputs it"
@@ -148,8 +147,7 @@ class Workspace:
         seen = 0
         truncated = False
         for dirpath, dirnames, filenames in os.walk(self.directory):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS
-                                 and not os.path.islink(os.path.join(dirpath, d)))  # fmt: skip
+            dirnames[:] = walked_dirs(dirpath, dirnames)
             for name in sorted(filenames):
                 seen += 1
                 if seen > MAX_WALK_ENTRIES or len(roots) >= MAX_MANUSCRIPTS:
@@ -159,7 +157,7 @@ class Workspace:
                     continue
                 real = self.boundary.allowed(Path(dirpath) / name)
                 try:
-                    if real is not None and is_root(read_prefix(real, 200_000).decode("utf-8", "replace")):
+                    if real is not None and is_root(peek_text(real)):
                         roots.append(real)
                 except PatchwriteError:
                     continue

@@ -15,15 +15,11 @@ from pathlib import Path
 import pytest
 
 from ..errors import InputError, PatchwriteError
-from ..files.inputs import read_prefix
 from ..flows.bind import bind_root, write_bindings
-from ..snapshot.manuscript import is_root
+from ..snapshot.manuscript import is_root, peek_text, walked_dirs
 from .settings import SETTINGS
 
 BOUND = pytest.StashKey[list[str]]()
-_SKIP_DIRS = {"__pycache__", "node_modules", "build", "dist", "venv"}
-
-
 def _roots(config: pytest.Config) -> list[Path]:
     """Return the root manuscripts under the run's arguments (files or directories), sorted."""
     found: set[Path] = set()
@@ -33,11 +29,11 @@ def _roots(config: pytest.Config) -> list[Path]:
         candidates = [start] if start.is_file() else []
         if start.is_dir():
             for directory, subdirs, files in os.walk(start):
-                subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d not in _SKIP_DIRS)
+                subdirs[:] = walked_dirs(directory, subdirs)
                 candidates.extend(Path(directory) / f for f in files if f.endswith(".tex"))
         for path in candidates:
             try:
-                head = read_prefix(path, 200_000).decode("utf-8", errors="replace")
+                head = peek_text(path)
             except InputError:
                 continue
             if path.suffix == ".tex" and is_root(head):

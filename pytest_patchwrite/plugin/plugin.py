@@ -16,13 +16,13 @@ import pytest
 from .. import shown
 from ..commands import sarif
 from ..errors import InputError, NotRegularFile, PatchwriteError
-from ..files.inputs import read_prefix, read_text
+from ..files.inputs import read_text
 from ..flows.check import citations_result, compile_result, numbers_result, placeholders_result
 from ..flows.prdiff import GitBase, diff_working_tree, format_change
 from ..gates.evidence import NO_LOG as NO_LOG_DECLARED
 from ..gates.report import CompileReport, EngineMissing
 from ..model import WARNING, GateResult, PatchContext, PatchwriteWarning, Violation, display_path, printed_lines
-from ..snapshot.manuscript import is_root
+from ..snapshot.manuscript import is_root, peek_text
 from . import hookspecs, stepsummary
 from .bindsession import BOUND
 from .envreport import is_environment_error, pytest_report_teststatus, pytest_runtest_makereport
@@ -124,7 +124,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Manuscript
         return None
     try:
         # a bounded peek that never blocks: a FIFO or device named *.tex is no manuscript
-        head = read_prefix(file_path, 200_000).decode("utf-8", errors="replace")
+        head = peek_text(file_path)
     except NotRegularFile:
         return None
     except InputError:

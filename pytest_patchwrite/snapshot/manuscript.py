@@ -11,7 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, InputTooLarge, PatchwriteError
-from ..files.inputs import HELD_FILE_BYTES, MB, decode, hold, limit_for, note_read, open_regular, read_text
+from ..files.inputs import (
+    HELD_FILE_BYTES,
+    MB,
+    decode,
+    hold,
+    limit_for,
+    note_read,
+    open_regular,
+    read_prefix,
+    read_text,
+)
 from ..files.paths import Boundary, repository_top
 from ..files.treecopy import CopyCap, copy_tree
 from ..tex.latex import scan
@@ -338,6 +348,27 @@ def add_engine_inputs(manuscript: Manuscript, names: list[str]) -> list[Path]:
 #: how many `*.tex` files per directory level root finding looks at, and how much of each
 MAX_ROOT_CANDIDATES = 64
 ROOT_PEEK_BYTES = 200_000
+#: folders a walk for root manuscripts never enters (beside every dot-folder), as pytest's `norecursedirs` has them
+ROOT_SKIP_DIRS = frozenset({"__pycache__", "node_modules", "build", "dist", "venv", "CVS", "_darcs", "{arch}"})
+
+
+def walked_dirs(here: str | Path, names: list[str]) -> list[str]:
+    """Return the sub-folders of `here` a walk for root manuscripts enters, sorted: the one skip rule of
+    `patchwrite check DIR`, `--patchwrite-bind` and the MCP server's `list_manuscripts` (no link to a folder)."""
+    return sorted(
+        d
+        for d in names
+        if not d.startswith(".")
+        and d not in ROOT_SKIP_DIRS
+        and not d.endswith(".egg")
+        and not os.path.islink(os.path.join(here, d))
+    )
+
+
+def peek_text(path: Path | str) -> str:
+    """Return the first `ROOT_PEEK_BYTES` of a file as text, enough to tell a root (`is_root`); raise InputError
+    (`NotRegularFile` for a FIFO or device) as `inputs.read_prefix` does."""
+    return read_prefix(path, ROOT_PEEK_BYTES).decode("utf-8", errors="replace")
 
 
 def shared_bibliographies(manuscript: Manuscript) -> list[Path]:
