@@ -77,8 +77,9 @@ def typeset_inputs(inputs: list[str], log: str, record: Recording) -> list[str]:
     return [rel for rel in inputs if rel in opened and PurePosixPath(rel).suffix.lower() not in _NOT_TYPESET]
 
 
-def bib_record(work: Path, job: str, tool: str | None, record: Recording) -> tuple[list[str], list[str]]:
-    """Return (the bibliography names the tool was asked to read, the keys the last run cited), each file read once.
+def bib_record(work: Path, job: str, tool: str | None, record: Recording) -> tuple[list[str], list[str], list[str]]:
+    """Return (the bibliography names the tool was asked to read, the keys the last run cited, the keys of the
+    `\\bibcite`s in the `.aux` files it wrote), each file read once.
 
     Bibliographies, relative to `work`, `.bib` added as bibtex does: bibtex's are the `\\bibdata` of the job's
     `.aux` and of the `.aux` files it inputs (an `\\include`'d file's), as bibtex reads them; biber's the file
@@ -91,6 +92,7 @@ def bib_record(work: Path, job: str, tool: str | None, record: Recording) -> tup
     written = set(_in_copy(record.outputs, work))
     names: dict[str, None] = {}
     keys: dict[str, None] = {}
+    bibcites: dict[str, None] = {}
     bcf = f"{job}.bcf"
     if tool == "biber" or bcf in written:
         text = read_log(work / bcf)
@@ -117,9 +119,11 @@ def bib_record(work: Path, job: str, tool: str | None, record: Recording) -> tup
                 for match in _CITATION.finditer(text):
                     keys.update((key.strip(), None) for key in match.group("keys").split(","))
                 keys.update((match.group("key").strip(), None) for match in _ABX_CITE.finditer(text))
+            if name in written:
+                bibcites.update((_as_read(m.group("key").strip()), None) for m in _BIBCITE.finditer(text))
             pending.extend(m.group("name") for m in _AUX_INPUT.finditer(text))
     cited = dict.fromkeys(_as_read(key) for key in keys)
-    return [name for name in names if name], [key for key in cited if key and key != "*"]
+    return [name for name in names if name], [key for key in cited if key and key != "*"], [k for k in bibcites if k]
 
 
 def _as_read(key: str) -> str:
@@ -128,15 +132,18 @@ def _as_read(key: str) -> str:
     return re.sub(r"\^\^([\x00-\x7f])", lambda m: chr(ord(m.group(1)) ^ 0x40), key)
 
 
-def job_definitions(work: Path, job: str, names: list[str], record: Recording) -> tuple[list[str], list[str], bool]:
+def job_definitions(
+    work: Path, job: str, names: list[str], bibcites: list[str], record: Recording
+) -> tuple[list[str], list[str], bool]:
     """Return (the bibliographies of `names` the job wrote itself, the keys the job defined, whether the last run
     wrote the job's `.aux` or `.bcf`: the record of what it cited).
 
     A class may turn the document's own text into bibliography entries: REVTeX writes each footnote to
     `<job>Notes.bib` (`@FOOTNOTE{Note1, ...}`) and names it in `\\bibdata`. Such a file, written by the last run
     (an OUTPUT of its `.fls`), defines keys; one of that name in the checkout never does (the job overwrote it, and
-    it is not resolved from the checkout). The `\\bibcite`s of the `.aux` files the run wrote define keys too
-    (a class that writes them itself); the caller drops those the run still warned about.
+    it is not resolved from the checkout). The `\\bibcite`s of the `.aux` files the run wrote (`bibcites`, read by
+    `bib_record`) define keys too (a class that writes them itself); the caller drops those the run still warned
+    about.
     """
     written = set(_in_copy(record.outputs, work))
     own = [name for name in names if PurePosixPath(os.path.normpath(name)).as_posix() in written]
@@ -145,8 +152,7 @@ def job_definitions(work: Path, job: str, names: list[str], record: Recording) -
         found, _problems, _duplicates = parse_bib_text(work / name, read_log(work / name))
         keys.update(dict.fromkeys(found))
     cites_recorded = f"{job}.bcf" in written or f"{job}.aux" in written
-    for name in sorted(n for n in written if n.endswith(".aux")):
-        keys.update((_as_read(m.group("key").strip()), None) for m in _BIBCITE.finditer(read_log(work / name)))
+    keys.update(dict.fromkeys(bibcites))
     return own, [key for key in keys if key], cites_recorded
 
 
@@ -170,8 +176,8 @@ def fill(
     typeset = typeset_inputs(read_files, read_log(work / f"{job}.log"), recorded) if read_files else []
     report.typeset = [root_name if rel == entry else rel for rel in typeset]
     tool = (asked or bib_tool_input(work, job))[0]
-    names, cited = bib_record(work, job, tool, recorded)
-    own, defined, report.cites_recorded = job_definitions(work, job, names, recorded)
+    names, cited, bibcites = bib_record(work, job, tool, recorded)
+    own, defined, report.cites_recorded = job_definitions(work, job, names, bibcites, recorded)
     report.bibliographies = [name for name in names if name not in own]  # the job's own: never the checkout's
     unresolved = {m.token for m in messages if m.kind == "undefined_citation"}
     report.defined = [key for key in defined if key not in unresolved] if resolve else []
