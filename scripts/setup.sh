@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 purpose="${1:-demo}"
 case "$purpose" in
   demo) extras="" modules="pytest_patchwrite, bibtexparser" ;;
-  test) extras="[test,local]" modules="pytest_patchwrite, bibtexparser, xdist, hypothesis, yaml, llama_cpp, mkdocs, material, mcp, check_jsonschema, PIL, numpy" ;;
+  test) extras="[test,local]" modules="pytest_patchwrite, bibtexparser, xdist, hypothesis, yaml, llama_cpp, mkdocs, material, mcp, check_jsonschema, PIL, numpy, distributed" ;;
   *) echo "usage: scripts/setup.sh [demo|test]" >&2; exit 2 ;;
 esac
 PYTHON="${PYTHON:-python3}"

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from .common import (
     EXIT_USAGE,
     SARIF_HELP,
     TRUSTED_HELP,
+    add_cluster_option,
     add_engine_option,
     one_line,
     seconds,
@@ -29,8 +31,13 @@ from .common import (
 def register(sub: Any) -> None:
     """Add the `check` subcommand."""
     parser = sub.add_parser("check", help="run every gate on each root manuscript")
-    parser.add_argument("files", nargs="+", metavar="FILE", help="root manuscripts, sections (checked through "
-                        "their root) or directories (every root manuscript below them)")
+    parser.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="root manuscripts, sections (checked through "
+        "their root) or directories (every root manuscript below them)",
+    )
     add_engine_option(parser)
     parser.add_argument(
         "--timeout", type=seconds, default=None, help="seconds before the engine is killed (default 60)"
@@ -41,6 +48,8 @@ def register(sub: Any) -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--trusted-input", action="store_true", help=TRUSTED_HELP)
     parser.add_argument("--sarif", metavar="FILE", default=None, help=SARIF_HELP)
+    parser.add_argument("-j", "--jobs", type=int, default=1, help="check N roots at once (default 1: one by one)")
+    add_cluster_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -91,12 +100,32 @@ def _roots_in(directory: Path) -> list[Path]:
     return found
 
 
+def _checked(roots: list[Path], options: Any, args: argparse.Namespace) -> Iterator[Any]:
+    """Yield each root's results (or the error that stopped it) in order: one by one as they come, or from one
+    batch when `--jobs` or a cluster asks for it."""
+    from ..flows.batch import cluster_address
+    from ..flows.check import check_manuscript
+    from ..flows.checkbatch import check_many
+
+    cluster = cluster_address(args.cluster)
+    if cluster or args.jobs > 1:
+        yield from check_many(roots, options, args.jobs, cluster)
+        return
+    for path in roots:
+        try:
+            yield check_manuscript(path, options)
+        except EnvironmentFault as exc:
+            yield exc
+
+
 def run(args: argparse.Namespace) -> int:
     """Run every gate on each root manuscript; return the exit code."""
-    from ..flows.check import CheckOptions, check_manuscript
+    from ..flows.check import CheckOptions
 
     if args.max_runs < 1:
         raise InputError("--max-runs", f"{args.max_runs}: at least one engine run is needed")
+    if args.jobs < 1:
+        raise InputError("--jobs", f"{args.jobs}: at least one root is checked at a time")
     options = CheckOptions(
         engine=args.engine,
         timeout=args.timeout or 60.0,
@@ -106,9 +135,11 @@ def run(args: argparse.Namespace) -> int:
         trusted=args.trusted_input,
     )
     out, failed, found, rejected = [], False, [], 0
-    for path in roots_of(args.files):
+    roots = roots_of(args.files)
+    for path, results in zip(roots, _checked(roots, options, args), strict=False):
         try:
-            results = check_manuscript(path, options)
+            if isinstance(results, BaseException):
+                raise results  # where the one-by-one check stopped
         except EnvironmentFault as exc:
             if not args.json:
                 raise

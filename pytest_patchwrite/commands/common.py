@@ -32,6 +32,12 @@ def add_engine_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=ENGINES, default=None)
 
 
+def add_cluster_option(parser: argparse.ArgumentParser) -> None:
+    """Add `--cluster ADDRESS`: run the batch's jobs on a Dask scheduler (the `[cluster]` extra)."""
+    parser.add_argument("--cluster", metavar="ADDRESS", default=None, help="run the jobs on the Dask scheduler at "
+                        "ADDRESS (tcp://host:8786; default $PATCHWRITE_CLUSTER, else this machine)")  # fmt: skip
+
+
 def gates_for(args: argparse.Namespace, path: Path) -> list[Gate]:
     """Return the gates the edit options (`--no-*-gate`, `--engine`, `--timeout`, `--trusted-input`) ask for."""
     from ..gates import default_gates

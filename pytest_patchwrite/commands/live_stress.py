@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .common import EXIT_OK, csv_choices
-from .propose import add_proposer_options, proposer_from
+from .common import EXIT_OK, add_cluster_option, csv_choices
+from .propose import add_proposer_options, proposer_from, proposer_spec
 
 
 def register(sub: Any) -> None:
@@ -24,6 +24,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--build", default="surrogate")
     parser.add_argument("--progress", action="store_true")
     add_proposer_options(parser)
+    add_cluster_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -32,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from ..corpus import FAULTS, select
     from ..corpus.live import LiveOptions, run_live
     from ..corpus.stress import print_progress
+    from ..flows.batch import cluster_address
 
     try:
         docs = select(args.corpus, args.docs.split(",") if args.docs else None)
@@ -39,7 +41,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--corpus/--docs", str(exc)) from None
     faults = csv_choices(args.faults, FAULTS, "faults")
     jobs = [(d.id, f) for d in docs for f in faults][: args.limit]
-    proposer = proposer_from(args)
+    cluster = cluster_address(args.cluster)
+    if cluster and args.proposer == "local" and args.model:
+        raise InputError("--model", "names a file on this machine, which a cluster's workers cannot read; with "
+                         "--cluster the local proposer uses the bundled model installed on each worker")  # fmt: skip
+    proposer = proposer_from(args)  # built here too: the settings name its model, and a bad option fails early
     model_path = getattr(proposer, "model_path", None)
     settings = {
         "proposer": args.proposer,
@@ -48,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         "max_tokens": args.max_tokens,
     }
     progress = print_progress if sys.stderr.isatty() or args.progress else None
-    summary = run_live(proposer, jobs, Path(args.out), LiveOptions(build=args.build), settings, progress)
+    chosen = proposer_spec(args) if cluster else proposer
+    summary = run_live(chosen, jobs, Path(args.out), LiveOptions(build=args.build), settings, progress, cluster)
     print(json.dumps(summary, indent=2))
     return EXIT_OK

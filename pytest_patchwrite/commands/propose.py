@@ -51,19 +51,26 @@ def add_proposer_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def proposer_spec(args: argparse.Namespace) -> dict[str, Any]:
+    """Return the proposer the options name as plain data: `{"kind": ..., "options": {...}}` (`make_proposer`'s
+    arguments; what a cluster's worker builds its proposer from)."""
+    import os
+
+    if args.proposer == "local":
+        options = {"model": args.model, "grammar": not args.no_grammar, "max_tokens": args.max_tokens}
+        return {"kind": "local", "options": options}
+    base_url = args.base_url or os.environ.get("PATCHWRITE_OPENAI_BASE_URL")  # the client's choice, for every worker
+    options = {"base_url": base_url, "model": args.model, "timeout": args.request_timeout,
+               "max_tokens": args.max_tokens or 512}  # fmt: skip
+    return {"kind": "openai", "options": options}
+
+
 def proposer_from(args: argparse.Namespace):  # noqa: ANN201 - a Proposer
     """Return the proposer the options name."""
     from ..proposers import make_proposer
 
-    if args.proposer == "local":
-        return make_proposer("local", model=args.model, grammar=not args.no_grammar, max_tokens=args.max_tokens)
-    return make_proposer(
-        "openai",
-        base_url=args.base_url,
-        model=args.model,
-        timeout=args.request_timeout,
-        max_tokens=args.max_tokens or 512,
-    )
+    spec = proposer_spec(args)
+    return make_proposer(spec["kind"], **spec["options"])
 
 
 def run(args: argparse.Namespace) -> int:

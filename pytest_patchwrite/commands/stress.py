@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .common import EXIT_OK, add_engine_option, csv_choices, seconds
+from .common import EXIT_OK, add_cluster_option, add_engine_option, csv_choices, seconds
 
 
 def register(sub: Any) -> None:
@@ -16,6 +16,7 @@ def register(sub: Any) -> None:
     parser = sub.add_parser("stress", help="rerun the paper's oracle stress test (Table 2)")
     parser.add_argument("--out", required=True, help="directory for summary.json, slices.json and jobs.jsonl")
     parser.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    add_cluster_option(parser)
     add_engine_option(parser)
     parser.add_argument("--faults", default=None, help="comma-separated subset of the eight faults")
     parser.add_argument("--conditions", default=None, help="comma-separated subset of the conditions")
@@ -31,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the oracle stress test and write summary.json, slices.json and jobs.jsonl; return the exit code."""
     from ..corpus import BUILDS, FAULTS, select
     from ..corpus.stress import CONDITIONS, StressOptions, format_table, print_progress, run_stress
+    from ..flows.batch import cluster_address
 
     if args.build not in BUILDS:
         raise InputError("--build", f"unknown build {args.build}; use {' or '.join(BUILDS)}")
@@ -46,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout or 60.0,
     )
     progress = print_progress if sys.stderr.isatty() or args.progress else None
-    summary = run_stress([d.id for d in docs], options, Path(args.out), args.jobs, progress)
+    cluster = cluster_address(args.cluster)
+    summary = run_stress([d.id for d in docs], options, Path(args.out), args.jobs, progress, cluster)
     print(format_table(summary))
     written = f"{args.out}/summary.json, slices.json, jobs.jsonl"
     print(f"{summary['n_jobs']} jobs in {summary['wall_seconds']:.1f} s; wrote {written}")

@@ -7,13 +7,15 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from ..edit import DEFAULT_MAX_SPAN
+from ..errors import EnvironmentFault
 from ..files import envfaults
 from ..files.inputs import load_json, read_text
+from ..flows.batch import LOCAL, Done, Job, in_order, raise_first, run_batch
 from ..flows.transaction import try_patch
 from ..gates.compile import CompileGate
 from ..gates.evidence import EvidenceGate
@@ -120,36 +122,79 @@ def summarize_live(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def run_live(
-    proposer: Proposer,
-    jobs: list[tuple[str, str]],
-    out: Path,
-    options: LiveOptions,
-    settings: dict[str, Any],
-    progress: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
-    """Run the jobs (resuming from out/jobs.jsonl), write llm_edit_summary.json and llm_edit_slices.json."""
-    out.mkdir(parents=True, exist_ok=True)
-    journal = out / "jobs.jsonl"
+_proposers: dict[str, Proposer] = {}  # one per proposer spec in a worker process (a model loads once)
+
+
+def live_job(spec: dict[str, Any], doc_id: str, fault_name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Return one live job's record, its proposer built from `spec` on the machine that runs it (a batch job)."""
+    from ..proposers import make_proposer
+
+    key = json.dumps(spec, sort_keys=True)
+    if key not in _proposers:
+        try:
+            _proposers[key] = make_proposer(spec["kind"], **spec["options"])
+        except ProposerError as exc:
+            raise EnvironmentFault(
+                spec["kind"],
+                f"the proposer cannot start here ({exc})",
+                "install the proposer's extra on this machine",
+                reason="proposer_missing",
+            ) from None
+    with tempfile.TemporaryDirectory(prefix="patchwrite-live-") as tmp:
+        return run_live_job(_proposers[key], doc_id, fault_name, LiveOptions(**options), Path(tmp))
+
+
+def _journal(journal: Path) -> dict[tuple[str, str], dict[str, Any]]:
     done: dict[tuple[str, str], dict[str, Any]] = {}
     if journal.exists():
         for number, line in enumerate(read_text(journal, "log").splitlines(), start=1):
             if line.strip():
                 record = load_json(line, journal, number)
                 done[(record["doc"], record["fault"])] = record
+    return done
+
+
+def run_live(
+    proposer: Proposer | dict[str, Any],
+    jobs: list[tuple[str, str]],
+    out: Path,
+    options: LiveOptions,
+    settings: dict[str, Any],
+    progress: Callable[[str], None] | None = None,
+    cluster: str | None = None,
+) -> dict[str, Any]:
+    """Run the jobs (resuming from out/jobs.jsonl), write llm_edit_summary.json and llm_edit_slices.json.
+
+    On a cluster `proposer` is its spec (`{"kind": ..., "options": {...}}`), built on each worker."""
+    out.mkdir(parents=True, exist_ok=True)
+    journal = out / "jobs.jsonl"
+    done = _journal(journal)
     started = time.perf_counter()
+    todo = [job for job in jobs if job not in done]
     with tempfile.TemporaryDirectory(prefix="patchwrite-live-") as tmp, open(journal, "a") as handle:
-        for index, (doc_id, fault_name) in enumerate(jobs, start=1):
-            if (doc_id, fault_name) in done:
-                continue
-            record = run_live_job(proposer, doc_id, fault_name, options, Path(tmp))
-            handle.write(json.dumps(record) + "\n")
+
+        def arrived(answer: Done, count: int, total: int) -> None:
+            if answer.error is not None:
+                return  # raised below, in the jobs' order; never a row
+            record = {**answer.value, "worker": answer.worker}
+            handle.write(json.dumps(record) + "\n")  # each job's row once, as it arrives
             handle.flush()
-            done[(doc_id, fault_name)] = record
+            done[(record["doc"], record["fault"])] = record
             if progress:
                 verdict = "accepted" if record["accept"] else f"fallback ({record['stage']}: {record['reason']})"
-                progress(f"[{index}/{len(jobs)}] {doc_id}-{fault_name}: {verdict} in {record['seconds']:.1f} s")
+                where = "" if answer.worker == LOCAL else f" on {answer.worker}"
+                progress(f"[{count}/{total}] {answer.key}{where}: {verdict} in {record['seconds']:.1f} s")
+
+        if cluster:
+            plain = asdict(options)
+            batch = [Job(f"{d}-{f}", live_job, (proposer, d, f, plain)) for d, f in todo]
+        else:
+            batch = [Job(f"{d}-{f}", run_live_job, (proposer, d, f, options, Path(tmp))) for d, f in todo]
+        answers = run_batch(batch, cluster=cluster, inline=not cluster, on_done=arrived)
+    raise_first(in_order(batch, answers), cluster)
     records = [done[job] for job in jobs]
+    if cluster:  # the journal in the jobs' order, as a local run writes it
+        journal.write_text("".join(json.dumps(done[job]) + "\n" for job in dict.fromkeys([*jobs, *done])))
     summary = {
         **settings,
         "prompt_version": SYSTEM_PROMPT_VERSION,

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..edit import Edit, apply_edit, count_lines, split_lines
 from ..files import envfaults
+from ..flows.batch import LOCAL, Done, Job, drop_scratch, in_order, raise_first, run_batch, scratch
 from ..flows.prdiff import jaccard
 from ..flows.transaction import try_patch
 from ..gates.compile import CompileGate
@@ -42,6 +42,7 @@ class StressOptions:
     cache_dir: str = ""
     timeout: float = 60.0
     trusted: bool = False  # the corpus is ours: `True` compiles without the OS sandbox (to measure its cost)
+    worker_cache: str = ""  # a cluster run's id: each worker keeps the run's verdicts in a scratch cache of its own
 
 
 def _tokens(text: str) -> tuple[set[str], set[str]]:
@@ -127,14 +128,24 @@ def run_job(doc_id: str, fault_name: str, condition: str, options: StressOptions
     }
 
 
-def run_manuscript(doc_id: str, options: StressOptions) -> list[dict[str, Any]]:
-    """Return every job of one manuscript, run one after another so identical candidates hit the cache."""
+def stress_job(doc_id: str, fault_name: str, condition: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Return one job's row (a batch job: plain data in, plain data out, on whichever machine runs it)."""
+    chosen = _on_this_machine(StressOptions(**options))
     with tempfile.TemporaryDirectory(prefix="patchwrite-stress-") as tmp:
-        return [
-            envfaults.retry_once(lambda: run_job(doc_id, fault, condition, options, Path(tmp)))  # noqa: B023
-            for fault in options.faults
-            for condition in options.conditions
-        ]
+        return envfaults.retry_once(lambda: run_job(doc_id, fault_name, condition, chosen, Path(tmp)))
+
+
+def detection_job(doc_id: str, options: dict[str, Any]) -> dict[str, tuple[bool, bool]]:
+    """Return one manuscript's `detection` cells (a batch job, as `stress_job`)."""
+    chosen = _on_this_machine(StressOptions(**options))
+    return detect_manuscript(doc_id, chosen.build, chosen.engine, chosen.timeout, chosen.cache_dir, chosen.trusted)
+
+
+def _on_this_machine(options: StressOptions) -> StressOptions:
+    """Return the options with the verdict cache of the machine running the job (a cluster run's scratch)."""
+    if not options.worker_cache:
+        return options
+    return replace(options, cache_dir=str(scratch(options.worker_cache)))
 
 
 def _mean(values: Iterable[float | bool | None]) -> float | None:
@@ -170,45 +181,69 @@ def run_stress(
     out: Path,
     workers: int | None = None,
     progress: Callable[[str], None] | None = None,
+    cluster: str | None = None,
 ) -> dict[str, Any]:
-    """Run the stress test, write summary.json, slices.json and jobs.jsonl into `out`; return the summary."""
+    """Run the stress test (locally, or on the Dask scheduler at `cluster`), write summary.json, slices.json and
+    jobs.jsonl into `out`; return the summary."""
     out.mkdir(parents=True, exist_ok=True)
-    workers = workers or os.cpu_count() or 1
     started = time.perf_counter()
-    results: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="patchwrite-cache-") as cache:
-        options = StressOptions(**{**options.__dict__, "cache_dir": options.cache_dir or cache})
-        detected: dict[str, dict[str, tuple[bool, bool]]] = {}
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(run_manuscript, doc_id, options): doc_id for doc_id in doc_ids}
-            # the content faults checked by the pool rule and by bindings of the clean HEAD (summary `detection`)
-            detecting = {
-                pool.submit(detect_manuscript, doc_id, options.build, options.engine, options.timeout,
-                            options.cache_dir, options.trusted): doc_id
-                for doc_id in doc_ids
-            } if any(f in CONTENT_FAULTS for f in options.faults) else {}  # fmt: skip
-            for done, future in enumerate(as_completed(futures), start=1):
-                doc_id = futures[future]
-                results[doc_id] = future.result()
-                if progress:
-                    elapsed = time.perf_counter() - started
-                    progress(f"[{done}/{len(doc_ids)}] {doc_id}: {len(results[doc_id])} jobs ({elapsed:.1f} s)")
-            for found in as_completed(detecting):
-                detected[detecting[found]] = found.result()
-    jobs = [job for doc_id in doc_ids for job in results[doc_id]]
+        if cluster:  # each worker keeps this run's verdicts in a scratch cache of its own
+            options = replace(options, cache_dir="", worker_cache=uuid.uuid4().hex)
+        else:
+            options = replace(options, cache_dir=options.cache_dir or cache)
+        plain = asdict(options)
+        table = [
+            Job(f"{doc_id}/{fault}/{condition}", stress_job, (doc_id, fault, condition, plain))
+            for doc_id in doc_ids
+            for fault in options.faults
+            for condition in options.conditions
+        ]
+        # the content faults checked by the pool rule and by bindings of the clean HEAD (summary `detection`)
+        detecting = [Job(f"detect/{doc_id}", detection_job, (doc_id, plain)) for doc_id in doc_ids]
+        if not any(f in CONTENT_FAULTS for f in options.faults):
+            detecting = []
+        counted = _progress_of(len(table), started, progress)
+        done = run_batch([*table, *detecting], cluster=cluster, processes=workers, on_done=counted,
+                         teardown=(drop_scratch, (options.worker_cache,)) if cluster else None)  # fmt: skip
+    answers = in_order([*table, *detecting], done)
+    raise_first(answers, cluster)
+    jobs = [{**d.value, "worker": d.worker} for d in answers[: len(table)]]
+    found = answers[len(table) :]
+    detected = {job.key.removeprefix("detect/"): d.value for job, d in zip(detecting, found, strict=True)}
     summary = {
         "n_jobs": len(jobs),
         "conditions": summarize(jobs),
         "wall_seconds": round(time.perf_counter() - started, 3),
     }
     if detected:
-        summary["detection"] = summarize_detection({d: detected[d] for d in doc_ids if d in detected})
+        summary["detection"] = summarize_detection(detected)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     (out / "slices.json").write_text(json.dumps(slices(jobs), indent=2) + "\n")
     with open(out / "jobs.jsonl", "w") as handle:
         for job in jobs:
             handle.write(json.dumps(job) + "\n")
     return summary
+
+
+def _progress_of(
+    total: int, started: float, progress: Callable[[str], None] | None
+) -> Callable[[Done, int, int], None]:
+    """Return the batch's `on_done`: one line per finished table job, counted across every worker."""
+    count = 0
+
+    def arrived(done: Done, _count: int, _total: int) -> None:
+        nonlocal count
+        if done.key.startswith("detect/"):
+            return
+        count += 1
+        if progress:
+            elapsed = time.perf_counter() - started
+            where = "" if done.worker == LOCAL else f" on {done.worker}"
+            verdict = "environment error" if done.error else ("accepted" if done.value["accept"] else "rejected")
+            progress(f"[{count}/{total}] {done.key}{where}: {verdict} ({elapsed:.1f} s)")
+
+    return arrived
 
 
 def format_table(summary: dict[str, Any]) -> str:
