@@ -44,7 +44,7 @@ from bench_bindings import big_log_paper, with_logs
 REPO = Path(__file__).resolve().parent.parent
 PAPERS = REPO / "tests" / "bind_papers"
 LOCK_KINDS = ("binding_mismatch", "unbound_number", "stale_binding")
-_ROW_LABEL = re.compile(r"^(row \d+) \([^)]*\)")
+_ROW_LABEL = re.compile(r"^(row \d+) \(.*?\)(?=, column )")  # a label may hold parentheses: (model=gpt-5.5 (medium))
 _REASON = re.compile(r"[a-z_]+")
 
 
