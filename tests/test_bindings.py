@@ -279,6 +279,28 @@ def test_bind_cli_check_exit_codes_json_and_bad_files(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "declares no experimental log" in proc.stderr
 
 
+def test_an_oversized_or_foreign_bindings_file_is_bad_input_and_kept(tmp_path: Path) -> None:
+    root = paper(tmp_path, PROSE + TABLE, {"results.json": RESULTS})
+    assert cli("bind", str(root)).returncode == 0
+    ledger = tmp_path / "main.bindings.json"
+    text = ledger.read_text()
+    huge = text[:-2] + " " * (17 << 20) + text[-2:]  # valid JSON past the 16 MB cap: it once ran for minutes
+    ledger.write_text(huge)
+    for args in (("bind", str(root)), ("bind", str(root), "--update"), ("check", str(root), "--no-cache")):
+        done = cli(*args)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "main.bindings.json: is 17.0 MB; the cap for bindings is 16 MB" in done.stderr
+        assert "Traceback" not in done.stderr
+    assert ledger.read_text() == huge
+    ledger.write_text("[1, 2]")
+    refused = cli("bind", str(root), "--update")  # the advice it prints must be one that works
+    assert refused.returncode == 2 and "not a bindings file" in refused.stderr
+    assert "delete it and rerun `patchwrite bind`" in refused.stderr and "--update" not in refused.stderr
+    assert ledger.read_text() == "[1, 2]"
+    ledger.unlink()
+    assert cli("bind", str(root)).returncode == 0 and json.loads(ledger.read_text())["version"] == 2
+
+
 def test_named_bindings_file_and_pool_note(tmp_path: Path) -> None:
     root = paper(tmp_path, PROSE, {"results.json": RESULTS})
     config = EvidenceConfig()

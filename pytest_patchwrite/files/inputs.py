@@ -31,6 +31,8 @@ DEFAULT_LIMITS = {
     "bib": 256 * MB,
     # a log parsed as one document (JSON, YAML, TOML), and one line of a log read as a stream
     "log_document": 64 * MB,
+    # a bindings file holds ~400 bytes per number: 16 MB is some 40,000 numbers, far past a real paper
+    "bindings": 16 * MB,
 }
 #: a timer thread takes at most this (threading.TIMEOUT_MAX is larger); a week is past any compile
 MAX_SECONDS = 7 * 24 * 3600.0
@@ -71,10 +73,10 @@ def _what(mode: int) -> str:
 
 def _too_large(path: Path | str, size: int | None, kind: str, limit: int) -> InputTooLarge:
     shown = f"is {size / MB:.1f} MB" if size is not None else "is larger than the cap"
-    article = "an" if kind[:1].lower() in "aeiou" else "a"
+    article = "" if kind.endswith("s") else "an " if kind[:1].lower() in "aeiou" else "a "  # `bindings`: a plural
     return InputTooLarge(
         path,
-        f"{shown}; the cap for {article} {kind} is {limit / MB:g} MB (raise it with PATCHWRITE_MAX_{kind.upper()}_MB)",
+        f"{shown}; the cap for {article}{kind} is {limit / MB:g} MB (raise it with PATCHWRITE_MAX_{kind.upper()}_MB)",
     )
 
 

@@ -230,7 +230,7 @@ def read_bindings(path: Path, manuscript: Manuscript) -> tuple[str | None, list[
         raise InputError(path, boundary.why_refused(path, shared=True))
     if not os.path.lexists(real):
         return None, None
-    text = decode(read_held(real, "log", manuscript.data), real)  # one read per check, like the logs
+    text = decode(read_held(real, "bindings", manuscript.data), real)  # one read per check, like the logs
     bindings = parse(text, path, manuscript.root)
     for number, binding in enumerate(bindings, start=1):
         for what, named in (("file", binding.file), ("log", binding.log)):

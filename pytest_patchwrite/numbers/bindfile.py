@@ -148,7 +148,9 @@ class OldBindings(InputError):
 
 
 def _problem(path: Path, what: str) -> InputError:
-    return InputError(path, f"is not a bindings file ({what}); rewrite it with `patchwrite bind --update`")
+    # `bind --update` cannot start from a file it cannot read: restore it (git), or delete it and bind afresh
+    return InputError(path, f"is not a bindings file ({what}); restore it from version control, or delete it "
+                      "and rerun `patchwrite bind`")  # fmt: skip
 
 
 def parse(text: str, path: Path, root: Path) -> list[FileBinding]:
