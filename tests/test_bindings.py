@@ -292,6 +292,11 @@ def test_an_oversized_or_foreign_bindings_file_is_bad_input_and_kept(tmp_path: P
         assert "main.bindings.json: is 17.0 MB; the cap for bindings is 16 MB" in done.stderr
         assert "Traceback" not in done.stderr
     assert ledger.read_text() == huge
+    rows = json.loads(text)
+    rows["bindings"][0]["line"] = -5  # a line before the first is no place: it was printed as `intro.tex:-5`
+    ledger.write_text(json.dumps(rows))
+    negative = cli("bind", str(root))
+    assert negative.returncode == 2 and "binding 1 has a bad anchor or line" in negative.stderr
     ledger.write_text("[1, 2]")
     refused = cli("bind", str(root), "--update")  # the advice it prints must be one that works
     assert refused.returncode == 2 and "not a bindings file" in refused.stderr

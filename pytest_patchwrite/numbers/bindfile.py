@@ -168,7 +168,8 @@ def _row(row: Any, number: int, path: Path, base: Path) -> FileBinding:
         missing = [k for k in _FIELDS if not isinstance(row, dict) or k not in row]
         raise _problem(path, f"binding {number} lacks {', '.join(missing)}")
     anchor = row["anchor"]
-    if not isinstance(anchor, dict) or not isinstance(row["line"], int) or isinstance(row["line"], bool):
+    line = row["line"]
+    if not isinstance(anchor, dict) or not isinstance(line, int) or isinstance(line, bool) or line < 1:
         raise _problem(path, f"binding {number} has a bad anchor or line")
     transform = str(row["transform"])
     if transform not in TRANSFORMS and not transform.startswith("scale:1e"):
