@@ -310,6 +310,10 @@ def test_a_scheduler_that_is_not_there_is_exit_2_naming_it(tmp_path: Path) -> No
     assert stress.returncode == 2 and address in stress.stderr
     assert time.monotonic() - started < 100  # bounded connect timeout: no hang
     assert not (work / "out" / "summary.json").exists()
+    for bad in ("nonsense", "tcp://host:port"):  # once a right line, then a traceback of Client.__del__ after 20 s
+        malformed = patchwrite("check", "--cluster", bad, "papers", cwd=work, timeout=120)
+        assert malformed.returncode == 2 and f"{bad}: is not a scheduler address" in malformed.stderr
+        assert "Traceback" not in malformed.stderr and len(malformed.stderr.splitlines()) == 1
 
 
 def test_without_the_extra_the_cluster_is_exit_2_naming_it(tmp_path: Path) -> None:

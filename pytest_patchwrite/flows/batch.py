@@ -151,6 +151,13 @@ def connect(address: str) -> Any:
     `CONNECT_SECONDS` when the extra is missing, the scheduler cannot be reached or it has no worker."""
     distributed = _import_distributed(address)
     remedy = "start one (`dask scheduler`, `dask worker ADDRESS`) or fix --cluster / $PATCHWRITE_CLUSTER"
+    try:  # a malformed address fails inside Client(), whose half-built object then waits 20 s and prints a traceback
+        scheme, location = distributed.comm.parse_address(address)
+        if scheme != "inproc":
+            distributed.comm.parse_host_port(location)
+    except ValueError as exc:
+        cause = f"is not a scheduler address such as tcp://HOST:PORT ({exc})"
+        raise EnvironmentFault(address, cause, remedy, reason="cluster_unreachable") from None
     try:
         client = distributed.Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
