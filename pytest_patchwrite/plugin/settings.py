@@ -188,7 +188,8 @@ def from_config(config: pytest.Config) -> Settings:
 
     def get(name: str) -> Any:
         option = getattr(config.option, name, None) if name in OVERRIDES + FLAGS else None
-        return option if option not in (None, False) else config.getini(name)
+        # by identity: a given 0 (`--patchwrite-timeout=0`) equals False, and must reach the check, not the ini
+        return config.getini(name) if option is None or option is False else option
 
     rootdir = Path(config.rootpath)
     try:
