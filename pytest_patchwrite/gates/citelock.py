@@ -17,7 +17,7 @@ from ..files.paths import Boundary, OutsideTree
 from ..model import ERROR, WARNING, Violation
 from ..snapshot.bib import Bibliography, load_bibliography, resolve_bib
 from ..snapshot.manuscript import Manuscript, bib_backend, magic_line
-from ..tex.latex import Scan, key_lines
+from ..tex.latex import Scan, key_lines, key_places
 
 
 def declared_at(manuscript: Manuscript, key: str, config_text: str) -> tuple[str, int]:
@@ -170,37 +170,34 @@ def _recorded_cites(
     # keys the job defined itself (REVTeX's footnotes in `<job>Notes.bib`, a class's own `\bibcite`) resolve only
     # what the scan does not read from the source: a key typed in a `\cite` needs a bibliography or a `\bibitem`
     own = set(record.defined or ())
+    revtex = bool(_REVTEX.search(manuscript.texts[manuscript.root]))
     out: list[Violation] = []
     for key in record.cited:
         if as_read(key) in static or key in bibliography.keys or key in own:
             continue
-        places = [(s.file, line) for path, s in zip(manuscript.files, scans, strict=True)
-                  for line in key_lines(manuscript.texts[path], key) if not s.is_suppressed(line, "cite")]  # fmt: skip
+        places = [(s.file, line, command) for path, s in zip(manuscript.files, scans, strict=True)
+                  for line, command in key_places(manuscript.texts[path], key)
+                  if not s.is_suppressed(line, "cite")]  # fmt: skip
         if not places and not any(key_lines(text, key) for text in manuscript.texts.values()):
-            places = [(str(manuscript.root), 0)]  # written nowhere in the tree (a macro builds it): at the root
-        for file, line in places:
-            note = "; the compile cited it (its .aux), " + _cited_through(manuscript, file, line, key)
+            places = [(str(manuscript.root), 0, "")]  # written nowhere in the tree (a macro builds it): at the root
+        for file, line, command in places:
+            note = "; the compile cited it (its .aux), " + _cited_through(key, command, revtex)
             out.append(_undefined(key, file, line, bibliography, backend, note))
     return out
 
 
 _REVTEX = re.compile(r"\\documentclass\s*(?:\[[^\]]*\])?\s*\{\s*revtex")
 _FOOTNOTE_KEY = re.compile(r"Note\d+")
-_COMMAND_ARGS = re.compile(r"\\(?P<name>[A-Za-z@]+)\*?\s*(?:\[[^\]]*\]\s*)*\{(?P<args>[^{}]*)\}")
 
 
-def _cited_through(manuscript: Manuscript, file: str, line: int, key: str) -> str:
-    """Return what produced a key only the compile's record cites: the command whose argument it is on its line, a
-    REVTeX footnote, or a command the scan does not know."""
-    if _FOOTNOTE_KEY.fullmatch(key) and _REVTEX.search(manuscript.texts[manuscript.root]):
+def _cited_through(key: str, command: str, revtex: bool) -> str:
+    """Return what produced a key only the compile's record cites: a REVTeX footnote, the command whose argument it
+    is (`key_places`), or a command the scan does not know."""
+    if revtex and _FOOTNOTE_KEY.fullmatch(key):
         return ("as a REVTeX footnote (the class writes each footnote to the job's own Notes.bib, which bibtex did "
                 "not read)")  # fmt: skip
-    text = manuscript.texts.get(Path(file), "") if line else ""
-    lines = text.splitlines()
-    source = lines[line - 1] if 0 < line <= len(lines) else ""
-    for m in _COMMAND_ARGS.finditer(source):
-        if key in (as_read(part) for part in m.group("args").split(",")):
-            return f"through \\{m.group('name')}, a command the scan does not read as a citation"
+    if command:
+        return f"through \\{command}, a command the scan does not read as a citation"
     return "through a command the scan does not know"
 
 

@@ -362,8 +362,29 @@ def key_lines(text: str, key: str) -> list[int]:
     Where a key the engine cited (`gates.record.bib_record`) sits in the source when no citation command the
     scanner knows cites it (a class macro, `\\shortcite` defined out of sight): its usual place, a braced list.
     """
+    return [line for line, _command in key_places(text, key)]
+
+
+_COMMAND_BEFORE = re.compile(r"\\([A-Za-z@]+)\*?\s*(?:\[[^\]]*\]\s*)*$")
+
+
+def key_places(text: str, key: str) -> list[tuple[int, str]]:
+    """Return (line, command) of each line where `key` stands as an argument item (`{key}`, `{a, key}`) outside
+    comments and verbatim, in order, once per line; `command` is the macro whose braced argument holds its first
+    place there (`citefrom` for `\\citefrom[p.~3]{a, key}`), "" when none stands right before the group."""
     masked = mask(text)[0]
     if key not in masked:
         return []
     pattern = re.compile(r"[{,]\s*" + re.escape(key) + r"\s*(?=[,}])")
-    return sorted({masked.count("\n", 0, m.start()) + 1 for m in pattern.finditer(masked)})
+    out: list[tuple[int, str]] = []
+    for m in pattern.finditer(masked):
+        line = masked.count("\n", 0, m.start()) + 1
+        if out and out[-1][0] == line:
+            continue
+        brace = masked.rfind("{", 0, m.start() + 1)
+        command = ""
+        if brace >= 0 and "}" not in masked[brace : m.start()]:
+            found = _COMMAND_BEFORE.search(masked, max(0, brace - 200), brace)
+            command = found.group(1) if found else ""
+        out.append((line, command))
+    return out
