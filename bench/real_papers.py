@@ -99,9 +99,9 @@ def run_latexmk(root: Path) -> tuple[bool, bool, float]:
     engine = program.group(1).lower() if program else None
     if engine is None:
         sys.path.insert(0, str(REPO))
-        from pytest_patchwrite.snapshot.engines import needed_engine
+        from pytest_patchwrite.snapshot.engines import engine_and_reason
 
-        engine = needed_engine(root, text)
+        engine = engine_and_reason(root, text)[0]
     mode = LATEXMK_MODE.get(engine or "", "-pdf")
     started = time.perf_counter()
     done = subprocess.run(["latexmk", mode, "-interaction=nonstopmode", "-halt-on-error", root.name], cwd=root.parent,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "pytest_patchwrite"
@@ -247,3 +248,86 @@ def test_the_public_names_import_from_the_package() -> None:
 
     missing = [name for name in pytest_patchwrite.__all__ if getattr(pytest_patchwrite, name, None) is None]
     assert not missing, f"pytest_patchwrite.__all__ names what it cannot give: {missing}"
+
+
+# -- one way to do each thing ---------------------------------------------------------------------------------------
+
+
+def _called(node: ast.AST) -> str | None:
+    """Return the name a call calls (`f(...)`, `x.f(...)`: `f`), or None for anything else."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _defined(node: ast.AST) -> str | None:
+    """Return the name a `def` defines, or None for anything else."""
+    return node.name if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
+
+
+def _literal(node: ast.AST) -> str | None:
+    """Return a string constant's text, or None for anything else."""
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+#: what has one home: (what it is, the modules it may be in, what a node of it looks like)
+ONE_HOME: list[tuple[str, frozenset[str], Any]] = [
+    (
+        "the engine chooser (`engines.engine_and_reason`; others ask `snapshot.engine`)",
+        frozenset({"pytest_patchwrite.snapshot.engines", "pytest_patchwrite.snapshot.snapshot"}),
+        lambda n: (
+            _called(n)
+            in {"engine_and_reason", "engine_from_magic", "package_engine", "preamble_engine", "latexmkrc_engine"}
+        ),  # fmt: skip
+    ),
+    (
+        "the engine chooser's reading of `% !TEX program` and of the packages that need a Unicode engine",
+        frozenset({"pytest_patchwrite.snapshot.engines"}),
+        lambda n: (
+            (text := _literal(n)) is not None
+            and (text == "tex.program" or ("fontspec" in text and ("usepackage" in text or "(?:" in text)))
+        ),
+    ),
+    (
+        "a second engine chooser",
+        frozenset(),
+        lambda n: _defined(n) in {"infer_engine", "needed_engine", "choose_engine", "detect_engine"},
+    ),
+]
+
+
+def _second_homes(sources: dict[str, str] | None = None) -> list[str]:
+    """Return one line per node of something with one home (`ONE_HOME`) found outside it."""
+    found: list[str] = []
+    for name, path in MODULES.items():
+        source = (sources or {}).get(name)
+        tree = ast.parse(source if source is not None else path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            for what, homes, looks_like in ONE_HOME:
+                if name not in homes and looks_like(node):
+                    found.append(f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}: {what}")
+    return sorted(found)
+
+
+def test_each_thing_is_done_in_one_place() -> None:
+    """No second engine chooser, display-path rule, escaping, memo or text hash (issue 28: one way each)."""
+    found = _second_homes()
+    assert not found, "a second copy of something that has one home:\n" + "\n".join(found)
+
+
+def test_the_one_home_check_sees_a_second_copy() -> None:
+    """A gate that infers the engine itself, from the magic comment, is found at each line."""
+    gate = (
+        "from ..snapshot.engines import engine_from_magic\n\n"
+        "def infer_engine(text):\n"
+        "    return engine_from_magic(text) or ('xelatex' if 'tex.program' in text else None)\n"
+    )
+    found = _second_homes({"pytest_patchwrite.gates.evidence": gate})
+    assert found == [
+        "pytest_patchwrite/gates/evidence.py:3: a second engine chooser",
+        "pytest_patchwrite/gates/evidence.py:4: the engine chooser (`engines.engine_and_reason`; others ask "
+        "`snapshot.engine`)",
+        "pytest_patchwrite/gates/evidence.py:4: the engine chooser's reading of `% !TEX program` and of the packages "
+        "that need a Unicode engine",
+    ]

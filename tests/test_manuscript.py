@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pytest_patchwrite.snapshot.manuscript import find_root, infer_engine, is_root, load_manuscript, magic_comments
+from pytest_patchwrite.snapshot.manuscript import find_root, is_root, load_manuscript, magic_comments
 
 
 def test_is_root() -> None:
@@ -25,14 +25,6 @@ def test_magic_comments_only_at_the_top() -> None:
         "tex.root": "../main.tex",
         "patchwrite.log": "a.json, b.csv",
     }
-
-
-def test_infer_engine() -> None:
-    assert infer_engine("% !TEX program = lualatex\n\\documentclass{article}") == "lualatex"
-    assert infer_engine("\\documentclass[UTF8]{ctexart}\n\\begin{document}") == "xelatex"
-    assert infer_engine("\\documentclass{article}\n\\usepackage{fontspec}\n\\begin{document}") == "xelatex"
-    assert infer_engine("\\documentclass{article}\n% \\usepackage{fontspec}\n\\begin{document}") is None
-    assert infer_engine("\\documentclass{article}\n\\usepackage{luacode}\n\\begin{document}") == "lualatex"
 
 
 def test_load_follows_inputs_once_and_reports_missing(tmp_path: Path) -> None:

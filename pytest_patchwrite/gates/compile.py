@@ -17,8 +17,7 @@ from ..files import envfaults
 from ..files.paths import Boundary
 from ..model import GateResult, PatchContext, Violation, failing
 from ..snapshot import snapshot
-from ..snapshot.engines import needed_engine
-from ..snapshot.manuscript import ENGINES, Manuscript, infer_engine, load_manuscript
+from ..snapshot.manuscript import ENGINES, Manuscript, load_manuscript
 from . import cachetrust, confirm, fontcache, mirror, outcomes, record, verdicts, warm
 from .located import located_violations, relocate
 from .report import PACKAGE_OF, CompileReport, EngineMissing
@@ -102,16 +101,12 @@ class CompileGate:
         return GateResult(report.ok, report.violations, "compile", report.seconds, details)
 
     # -- compiling --------------------------------------------------------------------
-    def engine_for(self, root_text: str | Manuscript, root: Path | None = None) -> str:
-        """Return the engine: the gate's argument, else what the manuscript needs (see `engines`), else the default.
-
-        Give the snapshot (a `Manuscript`): what it needs is decided once per snapshot."""
+    def engine_for(self, manuscript: Manuscript) -> str:
+        """Return the engine: the gate's argument, else what the snapshot needs (`snapshot.engine`, decided once per
+        snapshot), else the default."""
         if self.engine:  # a pinned engine: no need to read latexmkrc and local class files
             return self.engine
-        if isinstance(root_text, Manuscript):
-            return snapshot.engine(root_text)[0] or self.default_engine
-        needed = needed_engine(root, root_text) if root is not None else infer_engine(root_text)
-        return needed or self.default_engine
+        return snapshot.engine(manuscript)[0] or self.default_engine
 
     def boundary(self, root: Path | str) -> Boundary:
         """Return where this gate's Python code may read the manuscript rooted at `root` (see `paths.Boundary`)."""

@@ -86,41 +86,6 @@ def magic_line(text: str, key: str) -> int | None:
     return None
 
 
-def engine_from_magic(text: str) -> str | None:
-    """Return the engine named by `% !TEX program = ...`, or None when there is none."""
-    value = magic_comments(text).get("tex.program", "").strip().lower()
-    return value if value in ENGINES else None
-
-
-_LOAD = r"\\(?:usepackage|RequirePackage)(?:\[[^\]]*\])?\{[^}]*\b"
-_NEEDS_XETEX = re.compile(
-    r"\\documentclass(?:\[[^\]]*\])?\{ctex\w*\}|" + _LOAD + r"(?:fontspec|xeCJK|ctex|unicode-math|polyglossia)\b"
-)
-_NEEDS_LUATEX = re.compile(_LOAD + r"(?:luacode|luatexja|luatexja-fontspec)\b|\\directlua\b")
-# a file that tests the engine works under several: it implies none
-_ADAPTS = re.compile(
-    r"\\if(?:xetex|luatex|tutex|XeTeX|LuaTeX|PDFTeX|pdftex)(?![A-Za-z])|\\sys_if_engine_"
-    r"|\\(?:ifx|ifdefined|ifcsname|@ifundefined)\s*\{?\\?(?:XeTeXversion|XeTeXrevision|directlua|luatexversion)"
-)
-
-
-def package_engine(text: str) -> str | None:
-    """Return the engine the packages loaded in `text` need (`lualatex`, `xelatex`), or None."""
-    masked = mask(text)[0]
-    if _ADAPTS.search(masked):
-        return None
-    if _NEEDS_LUATEX.search(masked):
-        return "lualatex"
-    if _NEEDS_XETEX.search(masked):
-        return "xelatex"
-    return None
-
-
-def infer_engine(text: str) -> str | None:
-    """Return the engine a document needs: its `% !TEX program`, else one implied by its packages, else None."""
-    return engine_from_magic(text) or package_engine(text.split("\\begin{document}", 1)[0])
-
-
 _BIBLATEX = re.compile(r"\\usepackage\s*(?:\[(?P<options>[^\]]*)\])?\s*\{[^}]*\bbiblatex\b[^}]*\}")
 
 
