@@ -1,6 +1,6 @@
 """Benchmark: the binder against hand labels of real papers (issue #27), one run.
 
-    python bench/bench_binder_labels.py [--set A|B|all] [--rows 1000000] [--json OUT]
+    python bench/bench_binder_labels.py [--set A|B|C|all] [--rows 1000000] [--json OUT]
 
 Papers: every tests/bind_papers/*/labels.json of the chosen set. Each label is a person's reading
 of one printed number, made before any binder run on the paper: the log entry it reports (`entry`,
@@ -46,6 +46,7 @@ PAPERS = REPO / "tests" / "bind_papers"
 LOCK_KINDS = ("binding_mismatch", "unbound_number", "stale_binding")
 _ROW_LABEL = re.compile(r"^(row \d+) \(.*?\)(?=, column )")  # a label may hold parentheses: (model=gpt-5.5 (medium))
 _REASON = re.compile(r"[a-z_]+")
+SETS = ("A", "B", "C")  # A: development; B and C: held out (tests/bind_papers/README.md)
 
 
 def patchwrite(args: list[str], cwd: Path, timeout: float = 900) -> tuple[int, str, str, float]:
@@ -235,7 +236,7 @@ def report(name: str, m: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", choices=("A", "B", "all"), default="all")
+    parser.add_argument("--set", choices=(*SETS, "all"), default="all")
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows of the big CSV log (0: skip)")
     parser.add_argument("--papers", type=Path, default=PAPERS)
     parser.add_argument("--json", type=Path, default=None)

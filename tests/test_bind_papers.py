@@ -8,7 +8,9 @@ files themselves: the schema, the token on its line of the `.tex`, and each name
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -18,8 +20,10 @@ import pytest
 from pytest_patchwrite.numbers.logread import load_entries
 
 PAPERS = Path(__file__).parent / "bind_papers"
+BENCH = Path(__file__).parent.parent / "bench" / "bench_binder_labels.py"
 LABEL_FILES = sorted(PAPERS.glob("*/labels.json"))
 KINDS = {"entry", "derived", "none"}
+SETS = ("A", "B", "C")  # A: development; B and C: held out, labelled by other people before any binder run
 TRANSFORMS = ("identity", "percent")
 
 
@@ -95,7 +99,7 @@ def _number_problems(number: dict[str, Any], folder: Path, logs: _Logs, lines: d
 def test_labels_hold_against_the_vendored_files(path: Path) -> None:
     data = _load(path)
     folder = path.parent
-    assert data.get("set") in ("A", "B"), f"{path}: set {data.get('set')!r}"
+    assert data.get("set") in SETS, f"{path}: set {data.get('set')!r}"
     assert (folder / data["root"]).is_file(), f"{path}: root {data['root']} missing"
     assert "\\documentclass" in (folder / data["root"]).read_text(encoding="utf-8")
     assert data.get("source", "").startswith("github:") and data.get("license"), f"{path}: source and license"
@@ -118,6 +122,27 @@ def test_the_labelled_sets_are_large_enough() -> None:
     numbers = [(p.parent.name, n) for p in LABEL_FILES if _load(p)["set"] == "A" for n in _load(p)["numbers"]]
     kinds = {n["label"] for _, n in numbers}
     assert len(numbers) >= 100 and len({name for name, _ in numbers}) >= 5 and kinds == KINDS
+
+
+def test_the_held_out_set_c_is_large_enough() -> None:
+    """Set C holds at least 200 labelled numbers from at least three papers, each kind present."""
+    numbers = [(p.parent.name, n) for p in LABEL_FILES if _load(p)["set"] == "C" for n in _load(p)["numbers"]]
+    kinds = {n["label"] for _, n in numbers}
+    assert len(numbers) >= 200 and len({name for name, _ in numbers}) >= 3 and kinds == KINDS
+
+
+def test_the_bench_can_choose_every_set() -> None:
+    """`bench_binder_labels.py --set X` accepts every set a labels.json names (and no other)."""
+    sys.path.insert(0, str(BENCH.parent))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_binder_labels", BENCH)
+        assert spec is not None and spec.loader is not None
+        bench = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.remove(str(BENCH.parent))
+    assert bench.SETS == SETS
+    assert {_load(p)["set"] for p in LABEL_FILES} == set(SETS)
 
 
 def test_a_wrong_label_is_reported(tmp_path: Path) -> None:
