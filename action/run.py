@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_patchwrite import cli
-from pytest_patchwrite.plugin import stepsummary
+from pytest_patchwrite.commands.sarif import repository_root, write_sarif
 from pytest_patchwrite.errors import InputError, NotRegularFile
 from pytest_patchwrite.files.inputs import read_prefix
+from pytest_patchwrite.model import display_path
+from pytest_patchwrite.plugin import stepsummary
 from pytest_patchwrite.snapshot.manuscript import is_root
-from pytest_patchwrite.commands.sarif import repository_root, write_sarif
 
 MAX_ROOTS = 50
 
@@ -131,10 +132,10 @@ def _change_lines(root: str, diff: dict[str, Any], base: str, cwd: Path) -> list
     changes = diff.get("changes", [])
     if not changes:
         return []
-    shown = stepsummary.cell(stepsummary.display_path(str(Path(root).resolve()), cwd))
+    shown = stepsummary.cell(display_path(str(Path(root).resolve()), cwd))
     lines = ["", f"Changes of {shown} against {stepsummary.cell(base)}:", ""]
     for c in changes[: stepsummary.MAX_ROWS]:
-        where = stepsummary.cell(f"{stepsummary.display_path(c['file'], cwd)}:{c['line']}")
+        where = stepsummary.cell(f"{display_path(c['file'], cwd)}:{c['line']}")
         lines.append(f"- {where}: {stepsummary.cell(c['message'])}")
     if len(changes) > stepsummary.MAX_ROWS:
         lines.append(f"- … and {len(changes) - stepsummary.MAX_ROWS} more")
@@ -146,7 +147,7 @@ def _pages_lines(root: str, diff: dict[str, Any], index: int, cwd: Path) -> list
     pages = diff.get("pages")
     if not isinstance(pages, dict):
         return []
-    shown = stepsummary.cell(stepsummary.display_path(str(Path(root).resolve()), cwd))
+    shown = stepsummary.cell(display_path(str(Path(root).resolve()), cwd))
     lines = ["", f"Changed pages of {shown} (`pages/{index}/index.html` in the artifact):", ""]
     if pages.get("note"):
         return [*lines, stepsummary.cell(str(pages["note"]))]

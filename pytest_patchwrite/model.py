@@ -12,15 +12,24 @@ from . import shown
 from .kinds import PAGE, help_for
 
 
-def display_path(file: str, root: Path | None = None) -> str:
-    """Return `file` relative to `root` when it lies below it; a path far outside reads better absolute."""
+def display_path(file: str | os.PathLike[str], root: Path | None = None) -> str:
+    """Return `file` relative to `root` when it lies below it, else as given: where a file is, for a person (every
+    face prints paths so; pass `Path.cwd()` for the working directory). A path far outside reads better absolute."""
     if root is None:
-        return file
+        return os.fspath(file)
+    if Path(file).is_relative_to(root):  # lexically below: as the user wrote it (`paper/../refs.bib`: `../refs.bib`)
+        return Path(file).relative_to(root).as_posix()
     try:
         relative = os.path.relpath(file, root)
     except ValueError:
-        return file
-    return file if relative.startswith("..") else relative
+        return os.fspath(file)
+    return os.fspath(file) if relative.startswith("..") else Path(relative).as_posix()
+
+
+def relative_name(path: str | os.PathLike[str], base: Path) -> str:
+    """Return `path` named from `base` (the paper's directory) as the bindings file, a magic comment and the
+    messages about logs spell it: always relative, `../results/run.json` above it, POSIX."""
+    return Path(os.path.relpath(path, base)).as_posix()
 
 
 ERROR, WARNING = "error", "warning"

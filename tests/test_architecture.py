@@ -271,6 +271,19 @@ def _literal(node: ast.AST) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
+def _relpath_as_posix(node: ast.AST) -> bool:
+    """Return whether a node is `Path(os.path.relpath(...)).as_posix()`, a path named from a directory."""
+    if _called(node) != "as_posix" or not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return False
+    inner = node.func.value
+    return (
+        _called(inner) == "Path"
+        and isinstance(inner, ast.Call)
+        and bool(inner.args)
+        and (_called(inner.args[0]) == "relpath")
+    )
+
+
 #: what has one home: (what it is, the modules it may be in, what a node of it looks like)
 ONE_HOME: list[tuple[str, frozenset[str], Any]] = [
     (
@@ -288,6 +301,19 @@ ONE_HOME: list[tuple[str, frozenset[str], Any]] = [
             (text := _literal(n)) is not None
             and (text == "tex.program" or ("fontspec" in text and ("usepackage" in text or "(?:" in text)))
         ),
+    ),
+    (
+        "a display-path rule (`model.display_path`: where a file is, for a person; `model.relative_name`: named from "
+        "the paper's directory)",
+        # until the other helpers of issue 28 rebase: flows/bind.py keeps its old `display_path` (a wrapper of the
+        # two) for the ledger helper, gates/citelock.py its `relative_name` for evidence._evaluate (layoutB's)
+        frozenset({"pytest_patchwrite.model", "pytest_patchwrite.flows.bind", "pytest_patchwrite.gates.citelock"}),
+        lambda n: _defined(n) in {"display_path", "shown_path", "relative_name", "_rel", "_display", "_shown_path"},
+    ),
+    (
+        "a path named from a directory by hand (call `model.relative_name`)",
+        frozenset({"pytest_patchwrite.model"}),
+        _relpath_as_posix,
     ),
     (
         "a second engine chooser",
@@ -317,12 +343,23 @@ def test_each_thing_is_done_in_one_place() -> None:
 
 
 def test_the_one_home_check_sees_a_second_copy() -> None:
-    """A gate that infers the engine itself, from the magic comment, is found at each line."""
+    """A gate that infers the engine itself, from the magic comment, and a face with its own path rule are found,
+    each at its line."""
     gate = (
         "from ..snapshot.engines import engine_from_magic\n\n"
         "def infer_engine(text):\n"
         "    return engine_from_magic(text) or ('xelatex' if 'tex.program' in text else None)\n"
     )
+    face = (
+        "import os\nfrom pathlib import Path\n\n"
+        "def shown_path(path):\n"
+        "    return Path(os.path.relpath(path)).as_posix()\n"
+    )
+    assert _second_homes({"pytest_patchwrite.commands.number": face}) == [
+        "pytest_patchwrite/commands/number.py:4: a display-path rule (`model.display_path`: where a file is, for a "
+        "person; `model.relative_name`: named from the paper's directory)",
+        "pytest_patchwrite/commands/number.py:5: a path named from a directory by hand (call `model.relative_name`)",
+    ]
     found = _second_homes({"pytest_patchwrite.gates.evidence": gate})
     assert found == [
         "pytest_patchwrite/gates/evidence.py:3: a second engine chooser",

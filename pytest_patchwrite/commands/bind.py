@@ -19,9 +19,9 @@ from .. import shown
 from ..errors import InputError
 from ..files.paths import repository_top
 from ..flows.bind import BindOutcome, bind_root, outcome_json, write_bindings
-from ..flows.bind import display_path as _rel
 from ..gates.evidence import EvidenceConfig
 from ..gates.numberlock import lock_violations
+from ..model import display_path, relative_name
 from ..numbers.binder import EntryIndex
 from ..numbers.bindplan import Rules, candidates
 from ..numbers.logread import load_entries
@@ -85,35 +85,35 @@ MAX_SUGGEST_BYTES = 64 * 1024 * 1024
 def _print(outcome: BindOutcome, verb: str) -> None:
     rec, ledger = outcome.reconciled, outcome.ledger
     assert ledger is not None
-    base = outcome.root.parent
+    base, cwd = outcome.root.parent, Path.cwd()
     conflicting = {id(rec.occurrences[i]) for i in ledger.conflicts}
     for occ, *_ in rec.mismatched:  # conflicts first: a decision a person reviewed no longer holds
         if id(occ) in conflicting:
             found = next(v for v in lock_violations(rec) if v.kind == "binding_mismatch" and v.line == occ.number.line
                          and v.token == occ.token and v.file == str(occ.file))  # fmt: skip
-            print(shown.line(f"{_rel(occ.file)}:{occ.number.line}: conflict: binding_mismatch {occ.token} "
-                             f"{found.message}; the file keeps the reviewed decision"))  # fmt: skip
+            print(shown.line(f"{display_path(occ.file, cwd)}:{occ.number.line}: conflict: binding_mismatch "
+                             f"{occ.token} {found.message}; the file keeps the reviewed decision"))  # fmt: skip
     for change in ledger.changes:
         print(shown.line(change))
     for i, occ in enumerate(rec.occurrences):
         if i in ledger.covered:
             continue
-        where = f"{_rel(occ.file)}:{occ.number.line}"
+        where = f"{display_path(occ.file, cwd)}:{occ.number.line}"
         bound = rec.decisions.get(i)
         if bound is not None and bound.how == "ambiguous":
-            names = ", ".join(dict.fromkeys(f"{_rel(c.entry.log, base)} {c.entry.at}"
+            names = ", ".join(dict.fromkeys(f"{relative_name(c.entry.log, base)} {c.entry.at}"
                                             for c in [bound.best, *bound.alternatives]))  # fmt: skip
             print(shown.line(f"{where}: warning: ambiguous_binding {occ.token} not bound: fits {names} alike"))
         else:
             print(shown.line(f"{where}: warning: unattested_number {occ.token} has no decision (no entry binds it)"))
     for b in ledger.stale:
-        print(shown.line(f"{_rel(b.file)}:{b.line}: warning: stale_binding {b.token} no longer stands there; kept "
-                         "until `patchwrite bind --update`"))  # fmt: skip
+        print(shown.line(f"{display_path(b.file, cwd)}:{b.line}: warning: stale_binding {b.token} no longer stands "
+                         "there; kept until `patchwrite bind --update`"))  # fmt: skip
     numbers, decided = len(rec.occurrences), len(ledger.covered)
     manual = sum(rec_row.manual for rec_row in ledger.rows)
-    print(shown.line(f"{_rel(outcome.path)}: {verb}: {decided} of {numbers} number(s) decided ({manual} typed by "
-                     f"hand, {ledger.proposed} newly bound); {numbers - decided} without a decision; "
-                     f"{len(ledger.conflicts)} conflict(s)"))  # fmt: skip
+    print(shown.line(f"{display_path(outcome.path, cwd)}: {verb}: {decided} of {numbers} number(s) decided "
+                     f"({manual} typed by hand, {ledger.proposed} newly bound); {numbers - decided} without a "
+                     f"decision; {len(ledger.conflicts)} conflict(s)"))  # fmt: skip
     if ledger.conflicts:
         print("the bindings file keeps each reviewed decision; `patchwrite bind --update` accepts the changes")
 
@@ -198,18 +198,18 @@ def suggest(root: Path, as_json: bool = False, trusted: bool = False) -> int:
     for attested, path in rows[:5]:
         chosen.append(path)
         covered = max(covered, attested)
-    names = [_rel(p, manuscript.directory) for p in chosen]
+    names = [relative_name(p, manuscript.directory) for p in chosen]
     if as_json:
-        files = [{"file": _rel(p, manuscript.directory), "numbers": n} for n, p in rows[:20]]
+        files = [{"file": relative_name(p, manuscript.directory), "numbers": n} for n, p in rows[:20]]
         comment = f"% !patchwrite log = {', '.join(names)}" if names else None
         print(json.dumps({"numbers": len(occs), "files": files, "magic_comment": comment}, indent=2))
         return 0
     if not rows:
-        print(shown.line(f"{_rel(manuscript.root)}: no result or config file in {top} attests any of its "
-                         f"{len(occs)} number(s)"))  # fmt: skip
+        print(shown.line(f"{display_path(manuscript.root, Path.cwd())}: no result or config file in {top} attests "
+                         f"any of its {len(occs)} number(s)"))  # fmt: skip
         return 0
     for attested, path in rows[:20]:
-        print(shown.line(f"{attested:5d} of {len(occs)}  {_rel(path, manuscript.directory)}"))
+        print(shown.line(f"{attested:5d} of {len(occs)}  {relative_name(path, manuscript.directory)}"))
     print("paste at the top of the root file:")
     print(shown.line(f"% !patchwrite log = {', '.join(names)}"))
     return 0

@@ -13,7 +13,7 @@ from typing import Any
 from .. import shown
 from ..errors import EnvironmentFault, InputError
 from ..files.inputs import read_text
-from ..model import WARNING, printed_lines
+from ..model import WARNING, display_path, printed_lines
 from .common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -72,8 +72,7 @@ def roots_of(names: list[str]) -> list[Path]:
             root = find_root(path)
             if root == path.resolve():
                 raise InputError(path, "not a root manuscript (no \\documentclass) and no root nearby \\inputs it")
-            relative = Path(os.path.relpath(root))
-            root = relative if not str(relative).startswith("..") else root
+            root = Path(display_path(root, Path.cwd()))  # relative when below the working directory, as shown
         roots.setdefault(root.resolve(), root)
     return list(roots.values())
 

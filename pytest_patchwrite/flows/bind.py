@@ -21,6 +21,8 @@ from ..gates.binding import Reconciled, allowed_numbers, bindings_location, read
 from ..gates.evidence import EvidenceConfig
 from ..gates.ledger import Ledger
 from ..gates.numberlock import lock_violations
+from ..model import display_path as _display_path
+from ..model import relative_name
 from ..numbers.binder import occurrences
 from ..numbers.bindfile import OldBindings, dumps, to_json
 from ..numbers.explog import resolve_logs
@@ -122,16 +124,16 @@ def outcome_json(outcome: BindOutcome) -> dict[str, Any]:
     for row in json.loads(outcome.new_text)["bindings"]:
         bindings.append({k: row[k] for k in ("file", "line", "token", "log", "at", "value", "transform",
                                               "formula", "alternatives", "reason") if k in row})  # fmt: skip
-    unattested = [{"file": display_path(o.file, base), "line": o.number.line, "token": o.token}
+    unattested = [{"file": relative_name(o.file, base), "line": o.number.line, "token": o.token}
                   for i, o in enumerate(rec.occurrences) if i not in ledger.covered]  # fmt: skip
     mismatches = {(v.file, v.line, v.token): v.message for v in lock_violations(rec) if v.kind == "binding_mismatch"}
     conflicts = []
     for i in ledger.conflicts:
         occ = rec.occurrences[i]
-        conflicts.append({"file": display_path(occ.file, base), "line": occ.number.line, "token": occ.token,
+        conflicts.append({"file": relative_name(occ.file, base), "line": occ.number.line, "token": occ.token,
                           "message": mismatches.get((str(occ.file), occ.number.line, occ.token), "")})  # fmt: skip
     return {
-        "path": display_path(outcome.path),
+        "path": _display_path(outcome.path, Path.cwd()),
         "changed": outcome.changed,
         "bindings": bindings,
         "unattested": sorted(unattested, key=lambda u: (u["file"], u["line"])),
@@ -143,6 +145,5 @@ def outcome_json(outcome: BindOutcome) -> dict[str, Any]:
 
 
 def display_path(path: Path, base: Path | None = None) -> str:
-    """Return `path` as `bind` prints it: relative to `base` (else the working directory, unless outside it)."""
-    relative = os.path.relpath(path, base or Path.cwd())
-    return str(path) if relative.startswith("..") and base is None else Path(relative).as_posix()
+    """The old name, kept until ledger2 rebases (issue 28): call `model.display_path` or `model.relative_name`."""
+    return relative_name(path, base) if base is not None else _display_path(path, Path.cwd())

@@ -9,14 +9,13 @@ number and at the log line; `base` lets only the base's logs and bibs attest (an
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
 from ..errors import InputError
 from ..gates.headrules import line_opcodes
-from ..model import ERROR, WARNING, Violation
+from ..model import ERROR, WARNING, Violation, relative_name
 from ..numbers.explog import _NUMERIC, EvidenceLog, load_log_text
 from ..snapshot.bib import parse_bib_text
 
@@ -73,7 +72,7 @@ def number_note(
     for log in logs:
         at = _log_line(log, base, value)
         if at:
-            where = f"{Path(os.path.relpath(log, top)).as_posix()}:{at}"
+            where = f"{relative_name(log, top)}:{at}"
             what = "a new file under a declared log glob" if log in base.new_logs else "a value this change added"
             return _note(file, line, token, f"is attested only by {where}, {what}", mode)
     return None
@@ -82,7 +81,7 @@ def number_note(
 def cite_note(key: str, file: str, line: int, defined_at: str, base: BaseEvidence, mode: str, top: Path) -> Violation:
     """Return the violation for a cite key the base's bibliographies do not define (the change added its entry)."""
     bib, _, at = defined_at.rpartition(":")
-    where = f"{Path(os.path.relpath(bib, top)).as_posix()}:{at}" if bib else defined_at
+    where = f"{relative_name(bib, top)}:{at}" if bib else defined_at
     return _note(file, line, key, f"is defined only by {where}, an entry this change added", mode)
 
 
@@ -118,7 +117,6 @@ def parse_mode(value: str, where: str) -> str:
     if mode not in EVIDENCE_FROM:
         raise InputError(where, f"{value!r}: use head or base")
     return mode
-
 
 
 def change_notes(

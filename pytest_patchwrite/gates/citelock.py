@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..engine import kpse
 from ..files.paths import Boundary, OutsideTree
-from ..model import ERROR, WARNING, Violation
+from ..model import ERROR, WARNING, Violation, display_path
 from ..snapshot.bib import Bibliography, load_bibliography, resolve_bib
 from ..snapshot.manuscript import Manuscript, bib_backend, magic_line
 from ..tex.latex import Scan, key_lines, key_places
@@ -83,8 +83,9 @@ def bibliography_of(
             problems.append(Violation("outside_tree", where, line, str(declared), why))
         elif not declared.is_file():
             where, line = declared_at(manuscript, "bib", config_text)
-            problems.append(Violation("missing_bib", where, line, relative_name(declared, manuscript.directory),
-                                      _missing(declared)))
+            problems.append(
+                Violation("missing_bib", where, line, display_path(declared, manuscript.directory), _missing(declared))
+            )
         elif declared not in paths:
             paths.append(declared)
     # stage two: the bibliographies bibtex or biber used, also one named through a macro; they add to what the
@@ -104,7 +105,8 @@ def bibliography_of(
 
 
 def relative_name(path: Path, directory: Path) -> str:
-    """Return `path` as the user wrote it relative to the manuscript's directory, when it lies below it."""
+    """The old rule, kept only for `evidence._evaluate` until the layoutB helper's split of it lands (issue 28):
+    call `model.display_path(path, directory)`."""
     try:
         return str(path.relative_to(directory))
     except ValueError:

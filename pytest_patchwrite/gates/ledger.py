@@ -9,11 +9,11 @@ whose number is gone are dropped, and each change is listed. `--manual` records 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
+from ..model import display_path, relative_name
 from ..numbers.binder import Occurrence
 from ..numbers.bindfile import FileBinding
 from ..snapshot.manuscript import Manuscript
@@ -35,10 +35,6 @@ class Ledger:
     covered: set[int] = field(default_factory=set)  # occurrence indices the rows hold a decision for
 
 
-def _rel(path: Path, base: Path) -> str:
-    return Path(os.path.relpath(path, base)).as_posix()
-
-
 def decision_name(b: FileBinding | None, base: Path) -> str:
     """Return a decision as a change line names it: `results.json ours.acc`, `typed by hand (setting)`."""
     if b is None:
@@ -47,7 +43,7 @@ def decision_name(b: FileBinding | None, base: Path) -> str:
         return f"typed by hand ({b.reason})" if b.reason else "typed by hand"
     assert b.log is not None
     suffix = " (derived)" if b.transform == "derived" else ""
-    return f"{_rel(b.log, base)} {b.at}{suffix}"
+    return f"{relative_name(b.log, base)} {b.at}{suffix}"
 
 
 def _same_decision(a: FileBinding, b: FileBinding) -> bool:
@@ -68,13 +64,7 @@ def change_line(old: FileBinding | None, new: FileBinding | None, occ: Occurrenc
     decisions = was if was == now else f"{was} -> {now}"
     if old is not None and new is not None and was == now and old.value != new.value:
         decisions = f"{was}: {old.value} -> {new.value}"
-    return f"{shown_path(where)}:{line}: {tokens}: {decisions}"
-
-
-def shown_path(path: Path) -> str:
-    """Return a path as the command line shows it: relative to the working directory when below it."""
-    relative = os.path.relpath(path)
-    return str(path) if relative.startswith("..") else Path(relative).as_posix()
+    return f"{display_path(where, Path.cwd())}:{line}: {tokens}: {decisions}"
 
 
 def _refreshed(b: FileBinding, occ: Occurrence) -> FileBinding:

@@ -11,12 +11,11 @@ when no entry holds the value (else which entry holds it and why it was not boun
 
 from __future__ import annotations
 
-import os
 import re
 from decimal import Decimal, localcontext
 from pathlib import Path
 
-from ..model import WARNING, Violation
+from ..model import WARNING, Violation, relative_name
 from ..numbers.binder import Occurrence, factor_of, transforms
 from ..numbers.bindfile import FileBinding
 from ..numbers.derived import describe
@@ -41,11 +40,11 @@ def format_as(value: Decimal, token: str) -> str:
 
 
 def _name(log: Path | None, at: str | None, base: Path) -> str:
-    return f"{Path(os.path.relpath(log, base)).as_posix() if log is not None else '?'} {at}"
+    return f"{relative_name(log, base) if log is not None else '?'} {at}"
 
 
 def _place(occ: Occurrence, base: Path) -> str:
-    return f"{Path(os.path.relpath(occ.file, base)).as_posix()}:{occ.number.line}:{occ.token}"
+    return f"{relative_name(occ.file, base)}:{occ.number.line}:{occ.token}"
 
 
 def _bind(rec: Reconciled) -> str:

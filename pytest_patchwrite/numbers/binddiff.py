@@ -6,13 +6,12 @@ or a logged value a bound number reports, while the number lock judges with the 
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import InputError
-from ..model import WARNING, Violation
+from ..model import WARNING, Violation, relative_name
 from .bindfile import FileBinding, parse
 from .logread import load_entries
 
@@ -20,7 +19,7 @@ from .logread import load_entries
 def _name(log: Path | None, at: str | None, base: Path) -> str:
     if log is None:
         return "typed by hand"
-    return f"{Path(os.path.relpath(log, base)).as_posix()} {at}"
+    return f"{relative_name(log, base)} {at}"
 
 
 def binding_changes(old: list[FileBinding], new: list[FileBinding], base: Path) -> list[Violation]:
@@ -78,7 +77,7 @@ def log_changes(
             continue
         if old_text == new_text:
             continue
-        shown = Path(os.path.relpath(log, base)).as_posix()
+        shown = relative_name(log, base)
         if old_text is None:
             out.append(Violation("log_changed", str(root), line, shown, "is a log the base does not have", WARNING))
             continue

@@ -22,13 +22,13 @@ reads as a small diff. Only `patchwrite bind` and `pytest --patchwrite-bind` wri
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..files.inputs import load_json
+from ..model import relative_name
 
 VERSION = 2
 TRANSFORMS = ("identity", "percent", "derived", "manual")
@@ -73,10 +73,6 @@ def default_path(root: Path, magic: dict[str, str]) -> Path:
     return root.with_name(root.stem + ".bindings.json").absolute()
 
 
-def _rel(path: Path, base: Path) -> str:
-    return Path(os.path.relpath(path, base)).as_posix()
-
-
 def _formula_json(formula: dict[str, Any] | None, base: Path) -> dict[str, Any] | None:
     if formula is None:
         return None
@@ -85,7 +81,7 @@ def _formula_json(formula: dict[str, Any] | None, base: Path) -> dict[str, Any] 
         if key in formula:
             out[key] = formula[key]
     out["operands"] = [
-        {"log": _rel(Path(o["log"]), base), "at": o["at"], "transform": o["transform"],
+        {"log": relative_name(Path(o["log"]), base), "at": o["at"], "transform": o["transform"],
          **({"places": o["places"]} if o.get("places") is not None else {})}
         for o in formula["operands"]
     ]  # fmt: skip
@@ -107,16 +103,16 @@ def distinct(alternatives: list[dict[str, str]]) -> list[dict[str, str]]:
 def row_json(b: FileBinding, base: Path) -> dict[str, Any]:
     """Return one decision as the file writes it (keys in a fixed order)."""
     row: dict[str, Any] = {
-        "file": _rel(b.file, base),
+        "file": relative_name(b.file, base),
         "anchor": {k: b.anchor[k] for k in (*CELL_KEYS, *PROSE_KEYS) if k in b.anchor},
         "line": b.line,
         "token": b.token,
-        "log": None if b.log is None else _rel(b.log, base),
+        "log": None if b.log is None else relative_name(b.log, base),
         "at": b.at,
         "value": b.value,
         "transform": b.transform,
         "formula": _formula_json(b.formula, base),
-        "alternatives": [{**a, "log": _rel(Path(a["log"]), base)} for a in distinct(b.alternatives)],
+        "alternatives": [{**a, "log": relative_name(Path(a["log"]), base)} for a in distinct(b.alternatives)],
     }
     if b.manual:
         row["reason"] = b.reason or ""
