@@ -136,6 +136,37 @@ def test_reduced_stress_reproduces_the_table(tmp_path: Path) -> None:
     assert fixed["patchwrite"] and fixed["po_slot"] and not fixed["patchwrite_nocompile"]
 
 
+def test_the_detection_pass_is_opt_in_and_leaves_the_table_alone(tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    cli = [sys.executable, "-m", "pytest_patchwrite.cli", "stress", "--docs", "en_vision_01", "--faults",
+           "swapped_acc,broken_math", "--conditions", "patchwrite,po_slot", "-j", "1"]  # fmt: skip
+    plain = subprocess.run([*cli, "--out", str(tmp_path / "plain")], capture_output=True, text=True)
+    detected = subprocess.run([*cli, "--out", str(tmp_path / "detected"), "--detection"], capture_output=True,
+                              text=True)  # fmt: skip
+    assert plain.returncode == detected.returncode == 0, plain.stderr + detected.stderr
+    table = plain.stdout.splitlines()[:-1]  # the last line is the wall time
+    assert len(table) == 3 and detected.stdout.splitlines()[:-1] == table
+    without = json.loads((tmp_path / "plain" / "summary.json").read_text())
+    found = json.loads((tmp_path / "detected" / "summary.json").read_text())
+    assert "detection" not in without and _timeless(found["conditions"]) == _timeless(without["conditions"])
+    faults = found["detection"]["faults"]
+    assert set(faults) == set(CONTENT_FAULTS) and found["detection"]["manuscripts"] == 1
+    # the paper's named limit: the pool rule misses swapped_acc, the clean HEAD's bindings catch it
+    assert faults["swapped_acc"] == {"n": 1, "pool": 0.0, "bindings": 1.0}
+    assert faults["fake_cite"]["pool"] == faults["todo"]["pool"] == 1.0
+    slices = [json.loads((tmp_path / out / "slices.json").read_text()) for out in ("plain", "detected")]
+    assert _timeless(slices[0]) == _timeless(slices[1])
+    rows = [[json.loads(line) for line in (tmp_path / out / "jobs.jsonl").read_text().splitlines()]
+            for out in ("plain", "detected")]  # fmt: skip
+    assert len(rows[0]) == 4 and [_timeless(r) for r in rows[0]] == [_timeless(r) for r in rows[1]]
+
+
+def _timeless(data: object) -> object:
+    if isinstance(data, dict):
+        return {k: _timeless(v) for k, v in data.items() if k not in ("seconds", "mean_seconds")}
+    return data
+
+
 @pytest.mark.parametrize("fault", FAULTS)
 def test_injectors_work_on_any_manuscript(tmp_path: Path, fault: str) -> None:
     results = EXAMPLE / "sections" / "results.tex"

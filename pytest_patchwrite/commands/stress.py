@@ -24,6 +24,9 @@ def register(sub: Any) -> None:
     parser.add_argument("--docs", default=None, help="comma-separated manuscript ids")
     parser.add_argument("--build", default="surrogate", help="surrogate (the paper's, pdflatex) or ctex (xelatex)")
     parser.add_argument("--timeout", type=seconds, default=None)
+    parser.add_argument("--detection", action="store_true",
+                        help="also check each content fault with the pool rule and with bindings (summary.json "
+                        "`detection`; 4 more compiles per manuscript)")  # fmt: skip
     parser.add_argument("--progress", action="store_true", help="print progress even when stderr is not a terminal")
     parser.set_defaults(func=run)
 
@@ -46,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         build=args.build,
         engine=args.engine,
         timeout=args.timeout or 60.0,
+        detection=args.detection,
     )
     progress = print_progress if sys.stderr.isatty() or args.progress else None
     cluster = cluster_address(args.cluster)
