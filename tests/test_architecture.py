@@ -368,3 +368,46 @@ def test_the_one_home_check_sees_a_second_copy() -> None:
         "pytest_patchwrite/gates/evidence.py:4: the engine chooser's reading of `% !TEX program` and of the packages "
         "that need a Unicode engine",
     ]
+
+
+TESTS = ROOT / "tests"
+
+
+def _test_module_imports(sources: dict[str, str] | None = None) -> list[str]:
+    """Return one line per import of a test module or of conftest.py by a test module (`sources`: texts that stand
+    in for some test modules' files, by file name)."""
+    tests = {path.stem for path in TESTS.glob("test_*.py")}
+    texts = {path.name: path.read_text(encoding="utf-8") for path in sorted(TESTS.glob("test_*.py"))}
+    texts.update(sources or {})
+    wrong: list[str] = []
+    for name, text in sorted(texts.items()):
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import):
+                imported = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                imported = [node.module or ""]
+            else:
+                continue
+            for module in imported:
+                if module.split(".")[0] in tests | {"conftest"}:
+                    wrong.append(f"tests/{name}:{node.lineno}: imports {module} (shared helpers: tests/support.py)")
+    return wrong
+
+
+def test_no_test_module_imports_another_or_conftest() -> None:
+    """A test module takes shared helpers from tests/support.py and fixtures through pytest, never by importing
+    another test module or conftest.py (importing one runs its module-level code and can collect its tests twice)."""
+    wrong = _test_module_imports()
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_test_import_check_sees_a_test_module_imported() -> None:
+    """A helper taken from another test module, or from conftest, inside a function too, is found at its line."""
+    planted = "from support import git\nfrom test_prdiff import changes\n\ndef f():\n    from conftest import repo\n"
+    assert _test_module_imports({"test_planted.py": planted}) == [
+        "tests/test_planted.py:2: imports test_prdiff (shared helpers: tests/support.py)",
+        "tests/test_planted.py:5: imports conftest (shared helpers: tests/support.py)",
+    ]
+    assert _test_module_imports({"test_planted.py": "import test_evidence as ev\n"}) == [
+        "tests/test_planted.py:1: imports test_evidence (shared helpers: tests/support.py)"
+    ]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from judge_server import judge_server, prefer, shown_first
-from test_autoraters_rules import score
+from support import score
 
 from pytest_patchwrite.autoraters.judges import make_judge, run_sxs
 from pytest_patchwrite.autoraters.prompts import SXS_SCHEMA

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_proposers import llama_cpp_server, require_local_model
+from support import llama_cpp_server, require_local_model
 
 from pytest_patchwrite.autoraters.judges import Judge, make_judge, run_sxs
 from pytest_patchwrite.autoraters.litreview import SCHEMA as LITREVIEW_SCHEMA

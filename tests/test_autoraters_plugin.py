@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from judge_server import Responder, judge_server, prefer
-from test_autoraters_rules import score
+from support import score
 
 PAPER = r"""\documentclass{{article}}
 \begin{{document}}

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from support import require_tool
 
 from pytest_patchwrite.autoraters.citation_metrics import citation_f1, macro_average, parse_partition
 from pytest_patchwrite.autoraters.matching import match_references

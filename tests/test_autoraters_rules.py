@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import score
 
 from pytest_patchwrite.autoraters.litreview import AXES
 from pytest_patchwrite.autoraters.sxs import aggregate, batch, wilson
@@ -141,29 +142,6 @@ def test_pairs_csv_with_an_oversized_field_is_bad_input(tmp_path: Path, capsys: 
     (tmp_path / "p.csv").write_text("gt,gen\na.tex," + "x" * 200_000 + "\n")
     assert main(["rate", "citation-f1", "--pairs", str(tmp_path / "p.csv")]) == 2
     assert f"{tmp_path / 'p.csv'}:2: not a readable CSV" in capsys.readouterr().err
-
-
-def score(**overrides: Any) -> dict[str, Any]:
-    axes = {
-        "coverage_and_completeness": 60,
-        "relevance_and_focus": 70,
-        "critical_analysis_and_synthesis": 55,
-        "positioning_and_novelty": 60,
-        "organization_and_writing": 70,
-        "citation_practices_and_rigor": 60,
-    }
-    data: dict[str, Any] = {
-        "paper_title": "T",
-        "citation_statistics": {"estimated_unique_citations": 40, "citation_density_assessment": "appropriate",
-                                "breadth_across_subareas": "moderate", "comparison_to_baseline": "near",
-                                "notes": ""},
-        "axis_scores": {a: {"score": s, "justification": "j"} for a, s in axes.items()},
-        "penalties": [{"reason": "weak gap statement", "points_deducted": 5}],
-        "summary": {"strengths": ["s"], "weaknesses": ["w"], "top_improvements": ["i"]},
-        "overall_score": 56,
-    }  # fmt: skip
-    data.update(overrides)
-    return data
 
 
 BASE = 0.2 * 60 + 0.15 * 70 + 0.25 * 55 + 0.25 * 60 + 0.1 * 70 + 0.05 * 60  # 61.25

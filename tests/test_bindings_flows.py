@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import example_repository, require_tool
+from support import example_repository, require_tool
 
 from pytest_patchwrite.flows.prdiff import GitBase, diff_manuscript
 from pytest_patchwrite.gates.evidence import EvidenceConfig

@@ -115,7 +115,7 @@ def test_usage_errors_say_the_problem_in_our_one_line_form(args: tuple[str, ...]
 def test_check_json_shape_and_exit_codes(tmp_path: Path) -> None:
     import shutil
 
-    from conftest import require_tool
+    from support import require_tool
 
     require_tool("pdflatex")
     paper = tmp_path / "paper"

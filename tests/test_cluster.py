@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, require_tool
+from support import EXAMPLES, require_tool
 
 from pytest_patchwrite.corpus.stress import StressOptions, format_table, run_stress
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import require_ctex, require_tool
+from support import require_ctex, require_tool
 
 from pytest_patchwrite.engine.texlog import parse_blg, parse_tex_log
 from pytest_patchwrite.flows.transaction import try_patch

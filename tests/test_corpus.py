@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import require_ctex, require_tool
+from support import require_ctex, require_tool
 
 from pytest_patchwrite.corpus import CONTENT_FAULTS, DOCUMENTS, FAULTS, FaultNotApplicable, inject, materialize
 from pytest_patchwrite.corpus.stress import CONDITIONS, StressOptions, run_stress

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from support import BIB, LOG, found, paper, require_tool
 
 from pytest_patchwrite.engine import kpse
 from pytest_patchwrite.errors import InputError
@@ -18,34 +17,7 @@ from pytest_patchwrite.snapshot.bib import load_bib, resolve_bib
 from pytest_patchwrite.snapshot.manuscript import load_manuscript
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "paper"
-BIB = """@string{jrv = "Journal of Robust Vision"}
-@comment{a comment block}
-@preamble{"\\newcommand{\\noop}[1]{}"}
-@article{smith2020, author = {Smith, Jane}, title = {Encoders}, journal = jrv, year = 2020}
-@inproceedings{lee2019, author = {Lee, Min}, title = {Baselines}, crossref = {proc2019}}
-@proceedings{proc2019, title = {Proceedings}, year = 2019}
-"""
 
-
-def paper(tmp_path: Path, body: str, *, log: dict | None = None, preamble: str = "") -> Path:
-    (tmp_path / "refs.bib").write_text(BIB)
-    if log is not None:
-        (tmp_path / "results.json").write_text(json.dumps(log))
-    root = tmp_path / "main.tex"
-    magic = "% !patchwrite log = results.json\n" if log is not None else ""
-    root.write_text(
-        f"{magic}\\documentclass{{article}}\n{preamble}\\begin{{document}}\n{body}\n\\bibliography{{refs}}\n\\end{{document}}\n"
-    )
-    return root
-
-
-def found(root: Path, **config: object) -> list[tuple[str, int, str]]:
-    report = evaluate(load_manuscript(root), EvidenceConfig(**config))  # type: ignore[arg-type]
-    every = [*report.citations, *(report.numbers or []), *report.placeholders]
-    return [(v.kind, v.line, v.token) for v in every]
-
-
-LOG = {"acc": 0.91437, "baseline": 68.2, "layers": 12, "lr": "3e-4", "runs": [{"f1": 0.8812}]}
 
 # (body, config, expected violations as (kind, line, token)); line numbers count the magic comment and preamble
 CASES = [

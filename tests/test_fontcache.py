@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from support import require_tool
 
 from pytest_patchwrite.engine import sandbox, sandboxcmd
 from pytest_patchwrite.gates import fontcache

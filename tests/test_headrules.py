@@ -6,8 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from test_evidence import LOG, paper
-from test_prdiff import changes, edit, repo  # noqa: F401 - `repo` is a fixture
+from support import LOG, changes, edit, paper
 
 from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.gates.evidence import EvidenceGate
@@ -91,7 +90,7 @@ def test_apply_cli_reports_the_changed_setting(tmp_path: Path) -> None:
     assert (out["stage"], out["violations"][0]["kind"]) == ("evidence", "suppression_changed")
 
 
-def test_diff_lists_an_added_suppression_as_a_warning_and_judges_with_the_base(repo: Path) -> None:  # noqa: F811
+def test_diff_lists_an_added_suppression_as_a_warning_and_judges_with_the_base(repo: Path) -> None:
     results = repo / "paper" / "sections" / "results.tex"
     edit(results, "68.2\\%~\\citep{lee2019}.", "99.9\\%~\\citep{lee2019}. % patchwrite: ignore")
     _, failures, report = changes(repo)
@@ -100,7 +99,7 @@ def test_diff_lists_an_added_suppression_as_a_warning_and_judges_with_the_base(r
     assert not report.result().ok
 
 
-def test_diff_passes_a_clean_line_given_a_suppression_with_a_warning(repo: Path) -> None:  # noqa: F811
+def test_diff_passes_a_clean_line_given_a_suppression_with_a_warning(repo: Path) -> None:
     results = repo / "paper" / "sections" / "results.tex"
     edit(results, "over 3 seeds.", "over 3 seeds. % patchwrite: ignore")
     _, failures, report = changes(repo)
@@ -108,7 +107,7 @@ def test_diff_passes_a_clean_line_given_a_suppression_with_a_warning(repo: Path)
     assert report.result().ok
 
 
-def test_diff_judges_with_the_base_log_when_the_change_drops_it(repo: Path) -> None:  # noqa: F811
+def test_diff_judges_with_the_base_log_when_the_change_drops_it(repo: Path) -> None:
     main = repo / "paper" / "main.tex"
     edit(main, "% !patchwrite log = results.json\n", "")
     edit(repo / "paper" / "sections" / "results.tex", "Accuracy was 91.4", "Accuracy was 99.9")

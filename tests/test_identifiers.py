@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_evidence import LOG, found, paper
+from support import LOG, found, paper
 
 from pytest_patchwrite.tex.latex import scan
 

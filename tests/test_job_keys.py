@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from support import require_tool
 
 from pytest_patchwrite.cli import main
 from pytest_patchwrite.flows.check import CheckOptions, check_manuscript

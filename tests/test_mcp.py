@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import require_tool
+from support import require_tool
 
 from pytest_patchwrite.edit import number_lines
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from support import require_tool
 
 from pytest_patchwrite.flows.prdiff import GitBase, diff_manuscript
 from pytest_patchwrite.gates.evidence import EvidenceConfig

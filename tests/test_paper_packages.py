@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from support import require_tool
 
 from pytest_patchwrite.flows.check import CheckOptions, check_manuscript
 

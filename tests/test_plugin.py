@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from support import require_tool
 
 from pytest_patchwrite.plugin.plugin import NO_LOG
 

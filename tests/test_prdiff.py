@@ -9,47 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from support import changes, edit, git, require_tool
 
-from pytest_patchwrite.flows.prdiff import BaseError, GitBase, diff_manuscript, format_change
+from pytest_patchwrite.flows.prdiff import BaseError, GitBase, diff_manuscript
 from pytest_patchwrite.gates.evidence import EvidenceConfig
-
-EXAMPLE = Path(__file__).parent.parent / "examples" / "paper"
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
-    return done.stdout
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed: apt-get install git")
-    git(tmp_path, "init", "-q", "-b", "main")
-    git(tmp_path, "config", "user.email", "test@example.org")
-    git(tmp_path, "config", "user.name", "Test")
-    shutil.copytree(EXAMPLE, tmp_path / "paper")
-    git(tmp_path, "add", "-A")
-    git(tmp_path, "commit", "-qm", "base")
-    return tmp_path
-
-
-def changes(repo: Path, base: str = "main", max_hunk: int | None = None) -> tuple[list[str], list[str], object]:
-    report = diff_manuscript(
-        repo / "paper" / "main.tex", GitBase.open(repo / "paper", base), EvidenceConfig(), max_hunk
-    )
-    return (
-        [format_change(c, repo) for c in report.changes],
-        [f.format(repo) for f in report.failures],
-        report,
-    )
-
-
-def edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new))
 
 
 def test_section_rewrite_moving_12_to_16_is_reported(repo: Path) -> None:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import require_tool
+from support import require_tool
 
 from pytest_patchwrite.model import MAX_PRINTED, Violation, printed_lines
 from pytest_patchwrite.tex import texmask

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import http.server
 import json
 import os
@@ -11,11 +10,11 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import llama_cpp_server, require_local_model
 
 from pytest_patchwrite.corpus.live import LiveOptions, request_for, run_live_job
 from pytest_patchwrite.edit import REASONS, parse_edit
@@ -32,20 +31,6 @@ JOBS = [
     ("zh_med_09", "bad_number"),
     ("en_rl_07", "todo"),
 ]
-
-
-def require_local_model() -> None:
-    """Skip (in CI: fail) when llama-cpp-python or the bundled model is missing."""
-    try:
-        from pytest_patchwrite.proposers.local import bundled_model, import_llama_cpp
-
-        import_llama_cpp()
-        bundled_model()
-    except (ImportError, ProposerError) as exc:
-        reason = f"the local proposer needs pip install 'pytest-patchwrite[local]' ({exc})"
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must not skip: {reason}")
-        pytest.skip(reason)
 
 
 def test_grammar_restricts_ranges_to_the_document() -> None:
@@ -198,39 +183,6 @@ def test_live_stress_cli_writes_the_table_and_resumes(tmp_path: Path) -> None:
     assert again.returncode == 0
     assert (tmp_path / "jobs.jsonl").read_text() == journal  # resumed: no second model call
     assert set(json.loads((tmp_path / "llm_edit_slices.json").read_text())["fault"]) == {"fake_cite", "todo"}
-
-
-@contextlib.contextmanager
-def llama_cpp_server(tmp_path: Path) -> Iterator[str]:
-    """Run `python -m llama_cpp.server` with the bundled model on a free loopback port; yield its /v1 URL."""
-    require_local_model()
-    from pytest_patchwrite.proposers.local import bundled_model
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below
-    server = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_model()), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "4096", "--n_threads", "1"],
-        stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        url = f"http://127.0.0.1:{port}/v1"
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/models", timeout=2).read()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"llama_cpp.server did not start: {(tmp_path / 'server.log').read_text()[-2000:]}")
-                time.sleep(0.5)
-        yield url
-    finally:
-        server.terminate()
-        server.wait(30)
-        log.close()
 
 
 def test_openai_client_against_llama_cpp_server(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from support import require_tool
 
 from pytest_patchwrite.flows.check import CheckOptions, check_manuscript
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate

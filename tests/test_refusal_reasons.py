@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import require_tool
+from support import require_tool
 
 HEAD = "\\documentclass{article}\n"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import example_repository, require_tool
+from support import example_repository, require_tool
 
 from pytest_patchwrite.commands.sarif import sarif_log
 from pytest_patchwrite.kinds import KINDS

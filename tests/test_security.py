@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from support import require_tool
 
 from pytest_patchwrite.engine import sandbox, sandboxcmd
 from pytest_patchwrite.files.tempfiles import temp_root

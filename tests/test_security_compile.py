@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from support import require_tool
 
 from pytest_patchwrite.engine.pdftext import read_pdf
 from pytest_patchwrite.engine.texlog import parse_tex_log

@@ -14,7 +14,7 @@ import textwrap
 from decimal import Decimal
 from pathlib import Path
 
-from conftest import require_tool
+from support import require_tool
 
 from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.gates import evidence

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import require_tool
+from support import require_tool
 
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
 from pytest_patchwrite.snapshot.manuscript import load_manuscript

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import require_ctex, require_tool
+from support import require_ctex, require_tool
 
 from pytest_patchwrite.corpus import DOCUMENTS, FAULTS, FaultNotApplicable, inject, materialize
 from pytest_patchwrite.edit import apply_edit
