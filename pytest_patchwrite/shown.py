@@ -10,11 +10,15 @@ surrogates (undecodable bytes); `line()` does the same and makes sure the line c
 start with `::`. `listing()` prints text of several lines (a numbered source, a model's
 reply) the same way line by line, but keeps a TAB as a tab: a tab moves no cursor and is no
 workflow command, and a proposer's edit must reproduce it. Annotations (`annotation_data`,
-`annotation_property`) escape as GitHub's toolkit does, after `text()`.
+`annotation_property`) escape as GitHub's toolkit does, after `text()`. Each other context has
+its own function here, after the same escaping of controls: `markdown()` (a step summary),
+`sarif()` (a SARIF message's text), `html()` (the pages report). No other module escapes
+(tests/test_architecture.py checks it).
 """
 
 from __future__ import annotations
 
+import html as _html
 import re
 
 # C0 controls, DEL, C1 controls; line and paragraph separators; bidi embeddings, overrides and isolates;
@@ -85,6 +89,20 @@ def markdown(value: object) -> str:
     # a zero-width space after `@` keeps a mention from notifying anyone
     shown = _WWW.sub(r"\1\\.", shown).replace("://", "\\://")
     return shown.replace("@", "@&#8203;")
+
+
+def sarif(value: object) -> str:
+    """Return `value` as the plain text of a SARIF message: controls, separators and bidi overrides shown as escapes
+    (lines and TABs kept), and `[` `]` escaped (SARIF reads `[text](n)` as a link to a location)."""
+    raw = str(value)
+    if _UNSAFE_LISTED.search(raw):
+        raw = _UNSAFE_LISTED.sub(_escape, raw)
+    return raw.replace("[", "\\[").replace("]", "\\]")
+
+
+def html(value: object) -> str:
+    """Return `value` as HTML text or an attribute value (quoted): `text(value)`, then `&<>"'` as entities."""
+    return _html.escape(text(value), quote=True)
 
 
 # CommonMark's backslash escapes, plus `$` (GitHub renders $...$ as math) and `|` (a GFM table cell's end)

@@ -284,6 +284,24 @@ def _relpath_as_posix(node: ast.AST) -> bool:
     )
 
 
+def _escapes(node: ast.AST) -> bool:
+    """Return whether a node escapes text for printing: `html.escape(...)`, `.encode("unicode_escape")` or
+    `"backslashreplace"`, or a pattern of the control characters (a class spanning `\\x1f` and `\\x7f`/`\\x9f`)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        owner = node.func.value
+        if node.func.attr == "escape" and not (isinstance(owner, ast.Name) and owner.id == "re"):
+            return True
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        if node.func.attr in {"encode", "decode"} and any(
+            _literal(a) in {"unicode_escape", "backslashreplace"} for a in arguments
+        ):
+            return True
+    text = _literal(node)
+    if text is None:
+        return False
+    return any(c in text for c in ("\x1f", "\\x1f")) and any(c in text for c in ("\x7f", "\\x7f", "\x9f", "\\x9f"))
+
+
 #: what has one home: (what it is, the modules it may be in, what a node of it looks like)
 ONE_HOME: list[tuple[str, frozenset[str], Any]] = [
     (
@@ -314,6 +332,11 @@ ONE_HOME: list[tuple[str, frozenset[str], Any]] = [
         "a path named from a directory by hand (call `model.relative_name`)",
         frozenset({"pytest_patchwrite.model"}),
         _relpath_as_posix,
+    ),
+    (
+        "an escaping of printed text (call `shown.text`, `line`, `listing`, `markdown`, `sarif` or `html`)",
+        frozenset({"pytest_patchwrite.shown"}),
+        _escapes,
     ),
     (
         "a second engine chooser",
@@ -359,6 +382,19 @@ def test_the_one_home_check_sees_a_second_copy() -> None:
         "pytest_patchwrite/commands/number.py:4: a display-path rule (`model.display_path`: where a file is, for a "
         "person; `model.relative_name`: named from the paper's directory)",
         "pytest_patchwrite/commands/number.py:5: a path named from a directory by hand (call `model.relative_name`)",
+    ]
+    page = (
+        "import html, re\n\n"
+        "def _e(text):\n"
+        "    return html.escape(re.sub(r'[\\x00-\\x1f\\x7f-\\x9f]', '?', text))\n"
+        "def _k(kind):\n"
+        "    return kind.encode('unicode_escape', 'replace') + re.escape(kind).encode()\n"
+    )
+    escaping = "an escaping of printed text (call `shown.text`, `line`, `listing`, `markdown`, `sarif` or `html`)"
+    assert _second_homes({"pytest_patchwrite.pages.pageshtml": page}) == [
+        f"pytest_patchwrite/pages/pageshtml.py:4: {escaping}",
+        f"pytest_patchwrite/pages/pageshtml.py:4: {escaping}",
+        f"pytest_patchwrite/pages/pageshtml.py:6: {escaping}",
     ]
     found = _second_homes({"pytest_patchwrite.gates.evidence": gate})
     assert found == [

@@ -59,3 +59,70 @@ def test_listing_keeps_tabs_and_escapes_every_other_control_per_line() -> None:
     assert shown.listing("plain\n\ttabbed\n") == "plain\n\ttabbed\n"  # nothing to escape: the same string
     assert shown.escaped_in(text) == ["\\x1b", "\\r", "\\x07", "\\x9b"]
     assert shown.escaped_in("a\tb\n") == []
+
+
+HOSTILE = [
+    ("\x1b[31mred\x1b[0m", "\\x1b"),  # ANSI colour
+    ("bel\x07 nul\x00 del\x7f c1\x9b", "\\x07"),
+    ("over\rwrite", "\\r"),  # a carriage return rewrites the line in a terminal or a log viewer
+    ("rtl\u202eevil\u2066", "\\u202e"),  # Trojan Source: bidi override and isolate
+    ("line\u2028sep", "\\u2028"),
+    ("byte\udcff", "\\xff"),
+]
+
+
+@pytest.mark.parametrize(("raw", "escape"), HOSTILE)
+def test_sarif_text_shows_controls_and_bidi_as_escapes(raw: str, escape: str) -> None:
+    text = shown.sarif(raw)
+    assert escape in text
+    assert not any(ord(c) < 0x20 and c not in "\t\n" or 0x7F <= ord(c) <= 0x9F for c in text)
+    assert not any(c in text for c in "\u2028\u202e\u2066\udcff")
+
+
+def test_sarif_text_keeps_lines_and_tabs_and_escapes_links() -> None:
+    assert shown.sarif("a\tb\nc") == "a\tb\nc"
+    assert shown.sarif("[see](https://evil) x](1)") == "\\[see\\](https://evil) x\\](1)"
+    assert shown.sarif("::error::x") == "::error::x"  # a SARIF file is no workflow log: nothing to unlead
+
+
+@pytest.mark.parametrize(("raw", "escape"), HOSTILE)
+def test_html_shows_controls_and_bidi_as_escapes(raw: str, escape: str) -> None:
+    text = shown.html(raw)
+    assert escape in text
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c in "\u2028\u202e\u2066\udcff" for c in text)
+
+
+def test_html_injection_is_text() -> None:
+    hostile = "\"><script>alert(1)</script><img src=x onerror='y'>&amp;"
+    escaped = shown.html(hostile)
+    assert "<" not in escaped and ">" not in escaped and '"' not in escaped and "'" not in escaped
+    assert escaped.startswith("&quot;&gt;&lt;script&gt;") and escaped.endswith("&amp;amp;")
+    assert shown.html("a\nb") == "a\\nb"  # one line, as every printed text
+
+
+def test_markdown_injection_is_text() -> None:
+    hostile = "<img src=x> [x](javascript:alert(1)) **b** `c` | d @team https://evil www.evil.com $x$"
+    escaped = shown.markdown(hostile)
+    assert escaped == (
+        "\\<img src=x\\> \\[x\\](javascript:alert(1)) \\*\\*b\\*\\* \\`c\\` \\| d @&#8203;team "
+        "https\\://evil www\\.evil.com \\$x\\$"
+    )
+    assert "\\x1b" in shown.markdown("\x1b[2J") and "\\u202e" in shown.markdown("\u202e")
+
+
+def test_explain_names_a_hostile_kind_escaped(capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_patchwrite import cli
+
+    assert cli.main(["explain", "\x1b[2Jnope\u202e\r::warning x"]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\u202e" not in err and "\r" not in err
+    assert "no violation kind named '\\x1b[2Jnope\\u202e\\r::warning x'" in err
+
+
+def test_the_pages_note_names_a_hostile_file_escaped() -> None:
+    from pytest_patchwrite.gates.report import CompileReport
+    from pytest_patchwrite.pages.pagesflow import _failed
+
+    report = CompileReport(ok=False, engine="pdflatex")
+    report.violations = [Violation("tex_error", "/p/sec\x1b[2J\u202e.tex", 4, "", "! Undefined control sequence.")]
+    assert _failed(report) == "tex_error at sec\\x1b[2J\\u202e.tex:4"

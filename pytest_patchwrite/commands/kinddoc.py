@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from .. import shown
 from ..kinds import ENTRIES, GROUPS, KINDS
 
 
@@ -25,8 +26,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         return 0
     entry = KINDS.get(args.kind.strip())
     if entry is None:
-        shown = args.kind.encode("unicode_escape", "replace").decode("ascii")[:80]
-        print(f"patchwrite: error: no violation kind named {shown!r}; the kinds are:", file=sys.stderr)
+        named = shown.line(args.kind[:80])
+        print(f"patchwrite: error: no violation kind named '{named}'; the kinds are:", file=sys.stderr)
         print("  " + ", ".join(k.name for k in ENTRIES), file=sys.stderr)
         return 2
     sys.stdout.write(entry.text())

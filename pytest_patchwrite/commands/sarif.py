@@ -7,13 +7,12 @@ located at `file:line` relative to the repository root (`%SRCROOT%`), as upload-
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from .. import __version__
+from .. import __version__, shown
 from ..files.paths import repository_top
 from ..files.tempfiles import write_json
 from ..kinds import KINDS, PAGE
@@ -23,16 +22,6 @@ SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sar
 ROOT_ID = "%SRCROOT%"
 # SARIF's levels; a diff `change` is information, never a finding of its own
 _RULE_LEVEL = {"error": "error", "warning": "warning", "error or warning": "error", "change": "note"}
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def plain(text: str) -> str:
-    """Return manuscript text as a SARIF plain-text message: brackets escaped (SARIF reads `[x](n)` as a link),
-    control characters shown as `\\xNN` so no escape sequence reaches a terminal or a viewer."""
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    return text.replace("[", "\\[").replace("]", "\\]")
 
 
 def _uri(path: Path) -> str:
@@ -94,7 +83,7 @@ def sarif_log(violations: Iterable[Violation | Mapping[str, Any]], root: Path | 
     for v in dict.fromkeys(found):  # the diff item repeats what the lock items found
         entry = KINDS.get(v.kind)
         level = "note" if entry and entry.severity == "change" else "warning" if v.severity == WARNING else "error"
-        text = plain(" ".join(part for part in (v.token, v.message) if part) or v.kind)
+        text = shown.sarif(" ".join(part for part in (v.token, v.message) if part) or v.kind)
         result: dict[str, Any] = {
             "ruleId": v.kind,
             "ruleIndex": kinds.index(v.kind),

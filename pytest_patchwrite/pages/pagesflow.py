@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import shown
 from ..engine import pagerender
 from ..engine.pdftext import read_pdf
 from ..errors import InputError
@@ -137,7 +138,7 @@ def _pages(pdf: Path, seconds: float) -> tuple[list[Page], str]:
 def _failed(report: CompileReport) -> str:
     first = next((v for v in report.violations if v.severity != "warning"), None)
     # a file name from a pull request: no control characters reach a terminal or a log
-    name = re.sub(r"[\x00-\x1f\x7f-\x9f]", "?", Path(first.file).name) if first else ""
+    name = shown.text(Path(first.file).name) if first else ""
     return f"{first.kind} at {name}:{first.line}" if first else "no PDF"
 
 
@@ -223,16 +224,16 @@ def _draw(
         if not boxes:
             report.same_pixels += 1
             continue
-        shown = ShownPage(pair.base.number if pair.base else None, pair.change.number if pair.change else None,
-                          None, None, len(boxes))  # fmt: skip
+        drawn_page = ShownPage(pair.base.number if pair.base else None,
+                               pair.change.number if pair.change else None, None, None, len(boxes))  # fmt: skip
         for side, attribute in (("before", "before"), ("after", "after")):
             source = files[side]
             if source is not None:
                 target = f"{_slug(pair)}-{side}.png"
                 pagepixels.draw_boxes(source, boxes, options.directory / target)
-                setattr(shown, attribute, target)
-        report.shown.append(shown)
-        drawn.append((pair, shown))
+                setattr(drawn_page, attribute, target)
+        report.shown.append(drawn_page)
+        drawn.append((pair, drawn_page))
     for moved in changes:
         old = _OLD.match(moved.message)
         where = [s for p, s in drawn if place(moved.token, old.group(1) if old else None, p)]
