@@ -339,6 +339,16 @@ ONE_HOME: list[tuple[str, frozenset[str], Any]] = [
         _escapes,
     ),
     (
+        "a second `shared_bibliographies` or `local_styles` (the memo of each is in snapshot/snapshot.py)",
+        frozenset({"pytest_patchwrite.snapshot.snapshot"}),
+        lambda n: _defined(n) in {"shared_bibliographies", "local_styles"},
+    ),
+    (
+        "a read of the local class and style files past the snapshot's memo (call `snapshot.local_styles`)",
+        frozenset({"pytest_patchwrite.snapshot.snapshot", "pytest_patchwrite.snapshot.engines"}),
+        lambda n: _called(n) == "read_local_styles",
+    ),
+    (
         "a second engine chooser",
         frozenset(),
         lambda n: _defined(n) in {"infer_engine", "needed_engine", "choose_engine", "detect_engine"},
@@ -368,6 +378,11 @@ def test_each_thing_is_done_in_one_place() -> None:
 def test_the_one_home_check_sees_a_second_copy() -> None:
     """A gate that infers the engine itself, from the magic comment, and a face with its own path rule are found,
     each at its line."""
+    memo = "def shared_bibliographies(m):\n    return []\n"
+    assert _second_homes({"pytest_patchwrite.snapshot.manuscript": memo}) == [
+        "pytest_patchwrite/snapshot/manuscript.py:1: a second `shared_bibliographies` or `local_styles` (the memo of "
+        "each is in snapshot/snapshot.py)"
+    ]
     gate = (
         "from ..snapshot.engines import engine_from_magic\n\n"
         "def infer_engine(text):\n"

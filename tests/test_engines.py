@@ -113,3 +113,21 @@ def test_a_candidate_with_heads_root_text_shares_heads_answer(tmp_path: Path) ->
     assert snapshot.engine(candidate) is head.facts["engine"]
     changed = head.derive({root: DOC % ""})
     assert snapshot.engine(changed)[0] is None
+
+
+def test_local_styles_and_shared_bibliographies_are_read_once_per_snapshot(tmp_path: Path) -> None:
+    """The one memo of each (`snapshot.local_styles`, `snapshot.shared_bibliographies`): asked twice, the same list."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "refs.bib").write_text("@book{k, title={T}, author={A}, year={2000}}\n", encoding="utf-8")
+    root = _tree(
+        tmp_path,
+        {
+            "paper/main.tex": DOC.replace("Text.", "\\bibliography{../refs}") % "\\usepackage{labfonts}\n",
+            "paper/labfonts.sty": FONTSPEC_STY,
+        },
+    )
+    manuscript = load_manuscript(root)
+    styles = snapshot.local_styles(manuscript)
+    assert styles == [FONTSPEC_STY] and snapshot.local_styles(manuscript) is styles
+    shared = snapshot.shared_bibliographies(manuscript)
+    assert shared == [(tmp_path / "refs.bib").resolve()] and snapshot.shared_bibliographies(manuscript) is shared

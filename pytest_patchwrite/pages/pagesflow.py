@@ -28,7 +28,8 @@ from ..gates.compile import CompileGate
 from ..gates.mirror import refers_above
 from ..gates.report import CompileReport
 from ..model import Violation
-from ..snapshot.manuscript import load_manuscript, shared_bibliographies
+from ..snapshot.manuscript import load_manuscript
+from ..snapshot.snapshot import shared_bibliographies
 from . import pagepixels
 from .pagepair import Page, Pair, pair_pages, place
 

@@ -96,7 +96,7 @@ def latexmkrc_engine(directory: Path) -> str | None:
     return engine
 
 
-def local_styles(root: Path, root_text: str) -> list[str]:
+def read_local_styles(root: Path, root_text: str) -> list[str]:
     """Return the texts of the `.cls`/`.sty` files inside the root's tree that it loads, directly or not."""
     tree = root.parent.resolve()
     texts: list[str] = []
@@ -123,14 +123,15 @@ def engine_and_reason(
 ) -> tuple[str | None, str]:
     """Return (the engine the manuscript at `root` needs or None, what says so), in the order of the module doc.
 
-    `styles`: gives the texts of the local class and style files (`local_styles`) when they were read already."""
+    `styles`: gives the texts of the local class and style files (`snapshot.local_styles`) when they were read
+    already."""
     named = engine_from_magic(root_text)
     if named:
         return named, "its `% !TEX program` comment"
     configured = latexmkrc_engine(root.parent)
     if configured:
         return configured, "$pdf_mode in its latexmkrc"
-    loaded = styles() if styles is not None else local_styles(root, root_text)
+    loaded = styles() if styles is not None else read_local_styles(root, root_text)
     needs = {preamble_engine(root_text), *(package_engine(text) for text in loaded)}
     for engine in ("lualatex", "xelatex"):
         if engine in needs:

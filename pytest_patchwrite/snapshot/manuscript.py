@@ -24,7 +24,6 @@ from ..files.inputs import (
 )
 from ..files.paths import Boundary, repository_top
 from ..files.treecopy import CopyCap, copy_tree
-from ..tex.latex import scan
 from ..tex.texmask import mask
 
 ENGINES = ("pdflatex", "xelatex", "lualatex")
@@ -334,32 +333,6 @@ def peek_text(path: Path | str) -> str:
     """Return the first `ROOT_PEEK_BYTES` of a file as text, enough to tell a root (`is_root`); raise InputError
     (`NotRegularFile` for a FIFO or device) as `inputs.read_prefix` does."""
     return read_prefix(path, ROOT_PEEK_BYTES).decode("utf-8", errors="replace")
-
-
-def shared_bibliographies(manuscript: Manuscript) -> list[Path]:
-    """Return the real paths of declared bibliographies above the manuscript's directory that its repository holds.
-
-    `\\bibliography{../refs}` beside a `paper/` directory is a common layout; the
-    sandbox mirrors exactly these files, at the same place relative to the paper.
-    """
-    boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
-    if boundary.shared is None:
-        return []
-    found: list[Path] = []
-    for path in manuscript.files:
-        if "../" not in manuscript.texts[path]:
-            continue  # the common case, decided without the full scan: such a name is in the raw text too
-        for name, _line in scan(manuscript.texts[path], str(path)).bibliographies:
-            name = name.strip()
-            if not name.startswith("../"):
-                continue
-            for candidate in (name, f"{name}.bib"):
-                target = manuscript.directory / candidate
-                real = Boundary(boundary.shared).allowed(target)
-                if real is not None and real.is_file() and real not in found:
-                    found.append(real)
-                    break
-    return found
 
 
 def _peek(path: Path) -> tuple[bytes, os.stat_result]:

@@ -22,10 +22,9 @@ from typing import Any
 
 from ..files.paths import Boundary
 from ..model import PatchContext
-from .engines import engine_and_reason
-from .engines import local_styles as _local_styles
+from ..tex.latex import scan
+from .engines import engine_and_reason, read_local_styles
 from .manuscript import Manuscript, add_engine_inputs, load_manuscript, locate
-from .manuscript import shared_bibliographies as _shared
 
 
 def engine(manuscript: Manuscript) -> tuple[str | None, str]:
@@ -42,17 +41,44 @@ def engine(manuscript: Manuscript) -> tuple[str | None, str]:
 
 
 def local_styles(manuscript: Manuscript) -> list[str]:
-    """Return the texts of the local class and style files the root loads (`engines.local_styles`), read once per
-    snapshot; a candidate whose root text is HEAD's shares HEAD's."""
+    """Return the texts of the local class and style files the root loads (`engines.read_local_styles`), read once
+    per snapshot; a candidate whose root text is HEAD's shares HEAD's."""
     base = manuscript.base
     if base is not None and base.texts.get(base.root) == manuscript.root_text and "local_styles" in base.facts:
         return base.facts["local_styles"]
-    return manuscript.fact("local_styles", lambda: _local_styles(manuscript.root, manuscript.root_text))
+    return manuscript.fact("local_styles", lambda: read_local_styles(manuscript.root, manuscript.root_text))
 
 
 def shared_bibliographies(manuscript: Manuscript) -> list[Path]:
     """Return the declared bibliographies above the paper's directory that the sandbox mirrors (once per snapshot)."""
-    return manuscript.fact("shared_bibliographies", lambda: _shared(manuscript))
+    return manuscript.fact("shared_bibliographies", lambda: _shared_bibliographies(manuscript))
+
+
+def _shared_bibliographies(manuscript: Manuscript) -> list[Path]:
+    """Return the real paths of declared bibliographies above the manuscript's directory that its repository holds
+    (read each time: `shared_bibliographies` is the memo).
+
+    `\\bibliography{../refs}` beside a `paper/` directory is a common layout; the
+    sandbox mirrors exactly these files, at the same place relative to the paper.
+    """
+    boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
+    if boundary.shared is None:
+        return []
+    found: list[Path] = []
+    for path in manuscript.files:
+        if "../" not in manuscript.texts[path]:
+            continue  # the common case, decided without the full scan: such a name is in the raw text too
+        for name, _line in scan(manuscript.texts[path], str(path)).bibliographies:
+            name = name.strip()
+            if not name.startswith("../"):
+                continue
+            for candidate in (name, f"{name}.bib"):
+                target = manuscript.directory / candidate
+                real = Boundary(boundary.shared).allowed(target)
+                if real is not None and real.is_file() and real not in found:
+                    found.append(real)
+                    break
+    return found
 
 
 @dataclass
