@@ -11,6 +11,7 @@ import pytest
 from support import require_ctex, require_tool
 
 from pytest_patchwrite.corpus import CONTENT_FAULTS, DOCUMENTS, FAULTS, FaultNotApplicable, inject, materialize
+from pytest_patchwrite.corpus.faults import INJECTORS, sites
 from pytest_patchwrite.corpus.stress import CONDITIONS, StressOptions, run_stress
 from pytest_patchwrite.edit import apply_edit
 from pytest_patchwrite.gates.compile import CompileGate
@@ -200,6 +201,29 @@ def test_inject_cli(tmp_path: Path) -> None:
     assert "cites nothing" in proc.stderr and "plain.tex" in proc.stderr
     with pytest.raises(FaultNotApplicable, match="unknown fault"):
         inject("x", "nonsense")
+
+
+# a section, a number and a citation TeX never typesets (\iffalse), then one of each it does
+UNSURE_AND_SURE = (
+    "\\documentclass{article}\n\\begin{document}\n\\iffalse\n\\section{Hidden} 12.5 \\cite{h}\n\\fi\n\n"
+    "\\section{Shown}\nWe got 91.4 and 68.2 \\cite{a} \\cite{b}.\n\\end{document}\n"
+)
+
+
+def test_each_fault_has_one_injector_and_each_skips_what_tex_may_not_typeset() -> None:
+    assert set(INJECTORS) == set(FAULTS)
+    shown = "We got 91.4 and 68.2 \\cite{a} \\cite{b}."
+    expected = {
+        "fake_cite": [(8, shown.replace("{b}", "{fake2024}")), (8, shown.replace("{a}", "{fake2024}"))],
+        "bad_number": [(8, shown.replace("91.4", "99.9")), (8, shown.replace("68.2", "99.9"))],
+        "todo": [(7, "TODO: check these results.")],
+        "swapped_acc": [(8, "We got 68.2 and 91.4 \\cite{a} \\cite{b}.")],
+        "broken_math": [(8, shown.replace("91.4", "$91.4")), (8, shown.replace("68.2", "$68.2"))],
+        "unmatched_brace": [(8, shown.replace("\\cite{b}", "{\\cite{b}"))],  # once per line: its last command
+        "unclosed_env": [(6, "\\begin{quote}")],  # on the line before the section
+        "undefined_cmd": [(7, "\\patchwriteundefined")],
+    }
+    assert {name: [(f.line, f.faulty) for f in sites(UNSURE_AND_SURE, name)] for name in FAULTS} == expected
 
 
 @pytest.mark.parametrize("doc_id", sorted(DOCUMENTS))

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..edit import Edit, line_ending
-from ..tex.latex import _structural_ranges, scan
+from ..tex.latex import Citation, _structural_ranges, scan
 from ..tex.placeholders import definitions
 from ..tex.texconditionals import conditional_spans
 from ..tex.texmask import _inside, _merge, mask
@@ -134,86 +134,159 @@ class _Sites:
         return -1
 
 
-def sites(text: str, name: str) -> Iterator[Fault]:
-    """Yield the named fault at every place it can go, the preferred one first; raise FaultNotApplicable."""
-    if name not in FAULTS:
-        raise FaultNotApplicable(f"unknown fault {name!r}; choose one of {', '.join(FAULTS)}")
-    lines, eol = _lines(text)
-    masked_lines = mask(text)[0].split("\n")
-    where = _Sites(text)
+@dataclass(frozen=True)
+class _Place:
+    """One manuscript text as the injectors see it: its lines, their masked form and where TeX surely typesets."""
 
-    def done(index: int, new_line: str, inserted: bool = False) -> Fault:
-        out = list(lines)
+    name: str
+    text: str
+    lines: list[str]
+    eol: str
+    masked_lines: list[str]
+    where: _Sites
+
+    @classmethod
+    def of(cls, text: str, name: str) -> _Place:
+        """Return the place for injecting fault `name` into `text`."""
+        lines, eol = _lines(text)
+        return cls(name, text, lines, eol, mask(text)[0].split("\n"), _Sites(text))
+
+    def fault(self, index: int, new_line: str, inserted: bool = False) -> Fault:
+        """Return the fault that writes `new_line` over line `index` (0-based), or inserts it there."""
+        out = list(self.lines)
         if inserted:
             out.insert(index, new_line)
-            return Fault(name, text, _join(out, eol), index + 1, new_line, None)
+            return Fault(self.name, self.text, _join(out, self.eol), index + 1, new_line, None)
         original = out[index]
         out[index] = new_line
-        return Fault(name, text, _join(out, eol), index + 1, new_line, original)
+        return Fault(self.name, self.text, _join(out, self.eol), index + 1, new_line, original)
 
-    if name in ("todo", "undefined_cmd", "unclosed_env"):
-        start, _ = _body_range(masked_lines)
-        for section in _sections(masked_lines, name):
-            if not where.typeset(section + 1):
-                continue
-            if name == "todo":
-                yield done(section, TODO_LINE, inserted=True)
-            elif name == "undefined_cmd":
-                yield done(section, UNDEFINED_COMMAND, inserted=True)
-            else:
-                target = section - 1 if section - 1 >= start else section  # a file that opens with its \\section
-                if where.typeset(target + 1):
-                    yield done(target, "\\begin{quote}" + lines[target])
-        return
 
-    if name in ("fake_cite", "unmatched_brace"):
-        cites = [c for c in scan(text).citations if c.key != "*" and c.command != "nocite"]
-        if not cites:
-            raise FaultNotApplicable(f"{name}: the manuscript cites nothing")
-        tried: set[int] = set()
-        for cite in reversed(cites):
-            index = cite.line - 1
-            line = lines[index]
-            if not where.typeset(cite.line) or (name == "unmatched_brace" and index in tried):
-                continue
-            tried.add(index)
-            if name == "fake_cite":
-                new_line = re.sub(rf"(?<=[{{,\s]){re.escape(cite.key)}(?=[\s,}}])", FAKE_KEY, line, count=1)
-                if new_line != line:
-                    yield done(index, new_line)
-                continue
-            commands = [c for c in _CITE.finditer(masked_lines[index]) if where.typeset(cite.line, c.start())]
-            if commands:  # else the key continues a \\cite that opened on an earlier line
-                at = commands[-1].start()
-                yield done(index, line[:at] + "{" + line[at:])
-        return
+def _typeset_sections(place: _Place) -> Iterator[int]:
+    """Yield the indices of the body's typeset `\\section` lines, last first; raise FaultNotApplicable if none."""
+    for section in _sections(place.masked_lines, place.name):
+        if place.where.typeset(section + 1):
+            yield section
 
-    numbers = _decimal_numbers(text)
+
+def _todo(place: _Place) -> Iterator[Fault]:
+    """A placeholder line before a section."""
+    for section in _typeset_sections(place):
+        yield place.fault(section, TODO_LINE, inserted=True)
+
+
+def _undefined_cmd(place: _Place) -> Iterator[Fault]:
+    """An undefined command on a line of its own before a section."""
+    for section in _typeset_sections(place):
+        yield place.fault(section, UNDEFINED_COMMAND, inserted=True)
+
+
+def _unclosed_env(place: _Place) -> Iterator[Fault]:
+    """A `quote` opened on the line before a section (on the section's own line when the body opens with it)."""
+    start, _ = _body_range(place.masked_lines)
+    for section in _typeset_sections(place):
+        target = section - 1 if section - 1 >= start else section  # a file that opens with its \\section
+        if place.where.typeset(target + 1):
+            yield place.fault(target, "\\begin{quote}" + place.lines[target])
+
+
+def _typeset_cites(place: _Place) -> Iterator[tuple[int, Citation]]:
+    """Yield (line index, citation) for each typeset citation of a key, last first; raise FaultNotApplicable if
+    the text cites nothing."""
+    cites = [c for c in scan(place.text).citations if c.key != "*" and c.command != "nocite"]
+    if not cites:
+        raise FaultNotApplicable(f"{place.name}: the manuscript cites nothing")
+    for cite in reversed(cites):
+        if place.where.typeset(cite.line):
+            yield cite.line - 1, cite
+
+
+def _fake_cite(place: _Place) -> Iterator[Fault]:
+    """A cited key replaced by one the bibliography does not hold."""
+    for index, cite in _typeset_cites(place):
+        line = place.lines[index]
+        new_line = re.sub(rf"(?<=[{{,\s]){re.escape(cite.key)}(?=[\s,}}])", FAKE_KEY, line, count=1)
+        if new_line != line:
+            yield place.fault(index, new_line)
+
+
+def _unmatched_brace(place: _Place) -> Iterator[Fault]:
+    """An opening brace before the last citation command of a line (once per line)."""
+    tried: set[int] = set()
+    for index, cite in _typeset_cites(place):
+        if index in tried:
+            continue
+        tried.add(index)
+        line = place.lines[index]
+        commands = [c for c in _CITE.finditer(place.masked_lines[index]) if place.where.typeset(cite.line, c.start())]
+        if commands:  # else the key continues a \\cite that opened on an earlier line
+            at = commands[-1].start()
+            yield place.fault(index, line[:at] + "{" + line[at:])
+
+
+def _decimals(place: _Place) -> list[tuple[int, str]]:
+    """Return (line, token) of the printed decimal numbers; raise FaultNotApplicable if there is none."""
+    numbers = _decimal_numbers(place.text)
     if not numbers:
-        raise FaultNotApplicable(f"{name}: the manuscript prints no decimal number")
-    if name in ("bad_number", "broken_math"):
-        for line_no, token in numbers:
-            line = lines[line_no - 1]
-            part = _NUMERIC_PART.match(token)
-            value = part.group(0) if part and name == "bad_number" else token
-            at = where.prose_column(line_no, value, line)
-            if at == -1:
-                continue
-            if name == "bad_number":
-                replacement = "11.1" if value == "99.9" else "99.9"
-                yield done(line_no - 1, line[:at] + replacement + line[at + len(value) :])
-            else:
-                yield done(line_no - 1, line[:at] + "$" + line[at:])
-        return
-    # swapped_acc: a line that prints two different decimals
+        raise FaultNotApplicable(f"{place.name}: the manuscript prints no decimal number")
+    return numbers
+
+
+def _prose_numbers(place: _Place, numeric_part: bool) -> Iterator[tuple[int, str, int]]:
+    """Yield (line index, value, column) of each decimal printed in prose (`numeric_part`: without its unit)."""
+    for line_no, token in _decimals(place):
+        part = _NUMERIC_PART.match(token)
+        value = part.group(0) if part and numeric_part else token
+        at = place.where.prose_column(line_no, value, place.lines[line_no - 1])
+        if at != -1:
+            yield line_no - 1, value, at
+
+
+def _bad_number(place: _Place) -> Iterator[Fault]:
+    """A printed decimal replaced by 99.9 (by 11.1 where it is 99.9)."""
+    for index, value, at in _prose_numbers(place, numeric_part=True):
+        line = place.lines[index]
+        replacement = "11.1" if value == "99.9" else "99.9"
+        yield place.fault(index, line[:at] + replacement + line[at + len(value) :])
+
+
+def _broken_math(place: _Place) -> Iterator[Fault]:
+    """A stray `$` before a printed decimal."""
+    for index, _, at in _prose_numbers(place, numeric_part=False):
+        line = place.lines[index]
+        yield place.fault(index, line[:at] + "$" + line[at:])
+
+
+def _swapped_acc(place: _Place) -> Iterator[Fault]:
+    """The first two different decimals of a line in each other's places."""
     by_line: dict[int, list[str]] = {}
-    for line_no, token in numbers:
+    for line_no, token in _decimals(place):
         by_line.setdefault(line_no, []).append(token)
     for line_no, tokens in sorted(by_line.items()):
         values = [(_NUMERIC_PART.match(t) or re.match(".*", t)).group(0) for t in tokens]  # type: ignore[union-attr]
         distinct = list(dict.fromkeys(values))
-        if len(distinct) >= 2 and where.typeset(line_no):
-            yield done(line_no - 1, _swap_first_two(lines[line_no - 1], distinct[0], distinct[1]))
+        if len(distinct) >= 2 and place.where.typeset(line_no):
+            yield place.fault(line_no - 1, _swap_first_two(place.lines[line_no - 1], distinct[0], distinct[1]))
+
+
+# one injector per fault: it yields the fault at every place it can go, the preferred one first
+INJECTORS: dict[str, Callable[[_Place], Iterator[Fault]]] = {
+    "fake_cite": _fake_cite,
+    "bad_number": _bad_number,
+    "todo": _todo,
+    "swapped_acc": _swapped_acc,
+    "broken_math": _broken_math,
+    "unmatched_brace": _unmatched_brace,
+    "unclosed_env": _unclosed_env,
+    "undefined_cmd": _undefined_cmd,
+}
+
+
+def sites(text: str, name: str) -> Iterator[Fault]:
+    """Yield the named fault at every place it can go, the preferred one first; raise FaultNotApplicable."""
+    if name not in INJECTORS:
+        raise FaultNotApplicable(f"unknown fault {name!r}; choose one of {', '.join(FAULTS)}")
+    yield from INJECTORS[name](_Place.of(text, name))
 
 
 def inject(text: str, name: str) -> Fault:
