@@ -302,6 +302,33 @@ def _escapes(node: ast.AST) -> bool:
     return any(c in text for c in ("\x1f", "\\x1f")) and any(c in text for c in ("\x7f", "\\x7f", "\x9f", "\\x9f"))
 
 
+def _encodes_text(node: ast.AST) -> bool:
+    """Return whether a node is `x.encode(...)`."""
+    return isinstance(node, ast.Call) and _called(node) == "encode" and isinstance(node.func, ast.Attribute)
+
+
+_HASHED: set[int] = set()  # ids of the `.encode("utf-8")` calls that are the argument of a hash (filled per tree)
+
+
+def _hashed(node: ast.AST) -> bool:
+    """Return whether an `.encode(...)` call is hashed as it is: `hashlib.sha256(text.encode("utf-8"))`."""
+    return id(node) in _HASHED
+
+
+def _note_hashed(tree: ast.AST) -> None:
+    """Remember the `.encode("utf-8")` calls of `tree` that a `sha256`/`sha1`/`md5`/`blake2b` call takes."""
+    _HASHED.clear()
+    for node in ast.walk(tree):
+        if _called(node) in {"sha256", "sha1", "md5", "blake2b"} and isinstance(node, ast.Call):
+            for arg in node.args:
+                if (
+                    _encodes_text(arg)
+                    and isinstance(arg, ast.Call)
+                    and [_literal(a) for a in arg.args][:1] == ["utf-8"]
+                ):
+                    _HASHED.add(id(arg))
+
+
 #: what has one home: (what it is, the modules it may be in, what a node of it looks like)
 ONE_HOME: list[tuple[str, frozenset[str], Any]] = [
     (
@@ -349,6 +376,15 @@ ONE_HOME: list[tuple[str, frozenset[str], Any]] = [
         lambda n: _called(n) == "read_local_styles",
     ),
     (
+        "a text's bytes or hash by hand (call `inputs.text_bytes` or `inputs.text_digest`: one rule for lone "
+        "surrogates)",
+        frozenset({"pytest_patchwrite.files.inputs"}),
+        lambda n: (
+            _encodes_text(n)
+            and (any(_literal(a) in {"surrogateescape", "surrogatepass"} for a in n.args) or _hashed(n))
+        ),
+    ),
+    (
         "a second engine chooser",
         frozenset(),
         lambda n: _defined(n) in {"infer_engine", "needed_engine", "choose_engine", "detect_engine"},
@@ -362,6 +398,7 @@ def _second_homes(sources: dict[str, str] | None = None) -> list[str]:
     for name, path in MODULES.items():
         source = (sources or {}).get(name)
         tree = ast.parse(source if source is not None else path.read_text(encoding="utf-8"))
+        _note_hashed(tree)
         for node in ast.walk(tree):
             for what, homes, looks_like in ONE_HOME:
                 if name not in homes and looks_like(node):
@@ -378,6 +415,16 @@ def test_each_thing_is_done_in_one_place() -> None:
 def test_the_one_home_check_sees_a_second_copy() -> None:
     """A gate that infers the engine itself, from the magic comment, and a face with its own path rule are found,
     each at its line."""
+    digest = "import hashlib\n\ndef key(text):\n    return hashlib.sha256(text.encode('utf-8')).digest()\n"
+    raw = "def raw(text):\n    return text.encode('utf-8', 'surrogateescape')\n"
+    hashing = (
+        "a text's bytes or hash by hand (call `inputs.text_bytes` or `inputs.text_digest`: one rule for lone "
+        "surrogates)"
+    )
+    assert _second_homes({"pytest_patchwrite.gates.verdicts": digest, "pytest_patchwrite.gates.warm": raw}) == [
+        f"pytest_patchwrite/gates/verdicts.py:4: {hashing}",
+        f"pytest_patchwrite/gates/warm.py:2: {hashing}",
+    ]
     memo = "def shared_bibliographies(m):\n    return []\n"
     assert _second_homes({"pytest_patchwrite.snapshot.manuscript": memo}) == [
         "pytest_patchwrite/snapshot/manuscript.py:1: a second `shared_bibliographies` or `local_styles` (the memo of "

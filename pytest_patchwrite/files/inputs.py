@@ -8,6 +8,7 @@ The caps are far above real papers; `PATCHWRITE_MAX_<KIND>_MB` (for example
 
 from __future__ import annotations
 
+import codecs
 import contextvars
 import hashlib
 import json
@@ -248,6 +249,32 @@ def decode(data: bytes, path: Path | str, first_line: int = 1) -> str:
         line = data.count(b"\n", 0, exc.start) + first_line
         problem = f"not valid UTF-8 (byte 0x{data[exc.start]:02x})"
         raise InputError(path, problem, line=line, reason="not_utf8") from None
+
+
+def _lone_surrogates(exc: UnicodeError) -> tuple[bytes, int]:
+    """Encode the lone surrogates of a text: the byte `surrogateescape` kept of an undecodable one, any other (from
+    JSON: an MCP client's `\\ud800`) as `surrogatepass` spells it."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = bytearray()
+    for ch in exc.object[exc.start : exc.end]:
+        code = ord(ch)
+        out += bytes([code - 0xDC00]) if 0xDC80 <= code <= 0xDCFF else ch.encode("utf-8", "surrogatepass")
+    return bytes(out), exc.end
+
+
+codecs.register_error("patchwrite.text", _lone_surrogates)
+
+
+def text_bytes(text: str) -> bytes:
+    """Return the bytes a text stands for: its UTF-8, a byte kept by `surrogateescape` given back as that byte; never
+    raises (the one rule for a text's bytes: what a sandbox copy writes and what `text_digest` hashes)."""
+    return text.encode("utf-8", "patchwrite.text")
+
+
+def text_digest(text: str) -> bytes:
+    """Return the sha256 of `text_bytes(text)`: the content key of a text (snapshot digests, verdicts, revisions)."""
+    return hashlib.sha256(text_bytes(text)).digest()
 
 
 #: a file read for a check is kept (in the snapshot's `data`) when it is this small, so the sandbox copy and the

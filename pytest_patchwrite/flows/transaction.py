@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import stat
 import tempfile
@@ -17,7 +16,7 @@ from typing import Any
 from ..edit import DEFAULT_MAX_SPAN, Edit, EditError, apply_edit, check_edit, count_lines, parse_edit
 from ..errors import EnvironmentFault, InputError
 from ..files import envfaults
-from ..files.inputs import Reads, changed_since, read_text, recording_reads
+from ..files.inputs import Reads, changed_since, read_text, recording_reads, text_digest
 from ..files.tempfiles import TEMP_SUFFIX, sweep_dir, temp_file_prefix
 from ..model import Gate, PatchContext, Violation
 from ..snapshot.snapshot import Snapshots
@@ -140,8 +139,8 @@ def edit_target(path: Path, tree: Path | None = None, replace_read_only: bool = 
 
 
 def revision_of(text: str) -> str:
-    """Return the revision of a file holding `text`: the hex sha256 of its UTF-8 bytes (exactly the file's)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """Return the revision of a file holding `text`: the hex sha256 of its bytes (exactly the file's, `text_digest`)."""
+    return text_digest(text).hex()
 
 
 def try_patch(

@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..files.inputs import text_bytes
 from ..files.paths import repository_top
 
 SECRET_ENV = "PATCHWRITE_CACHE_SECRET"
@@ -54,7 +55,7 @@ def secret() -> bytes | None:
     first use); None when the file is not ours alone (the disk cache is then off)."""
     shared = os.environ.get(SECRET_ENV)
     if shared:
-        return hashlib.sha256(b"patchwrite-shared\0" + shared.encode("utf-8", "surrogateescape")).digest()
+        return hashlib.sha256(b"patchwrite-shared\0" + text_bytes(shared)).digest()
     path = cache_home() / SECRET_FILE
     with _lock:
         if str(path) in _secrets:

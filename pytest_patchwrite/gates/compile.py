@@ -14,6 +14,7 @@ from ..engine.pdftext import PDF_SECONDS, read_pdf
 from ..engine.sandboxlimits import Limits
 from ..engine.texlog import ERROR, LogMessage, Recording, needs_rerun, parse_blg, parse_tex_log
 from ..files import envfaults
+from ..files.inputs import text_bytes
 from ..files.paths import Boundary
 from ..model import GateResult, PatchContext, Violation, failing
 from ..snapshot import snapshot
@@ -156,7 +157,7 @@ class CompileGate:
                 rel = path.relative_to(root.parent)
                 if path not in manuscript.texts:  # the copy wrote the snapshot's texts, the others' disk bytes
                     (work / rel).parent.mkdir(parents=True, exist_ok=True)
-                    (work / rel).write_text(text, encoding="utf-8", newline="")
+                    (work / rel).write_bytes(text_bytes(text))  # the bytes the snapshot hashed
             sources = verdicts.source_digests(copied, manuscript.supplied, root)
             key = self._cache_key(engine, sources, root)
             self.last_key = key

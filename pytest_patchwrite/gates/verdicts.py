@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..files.inputs import text_digest
 from ..files.tempfiles import write_json
 from . import cachetrust
 
@@ -24,7 +25,7 @@ def source_digests(copied: dict[str, bytes], overrides: dict[Path, str], root: P
     """Return {relpath: sha256} of the compiled sources: the copy hashed each file, replaced ones hash their text."""
     files = dict(copied)
     for path, text in overrides.items():
-        files[str(path.relative_to(root.parent))] = hashlib.sha256(text.encode("utf-8")).digest()
+        files[str(path.relative_to(root.parent))] = text_digest(text)
     return files
 
 

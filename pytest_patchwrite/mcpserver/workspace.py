@@ -18,7 +18,7 @@ from typing import Any
 from ..deadline import OutOfTime, within
 from ..edit import number_lines, split_lines
 from ..errors import PatchwriteError
-from ..files.inputs import read_text
+from ..files.inputs import read_text, text_bytes
 from ..files.paths import Boundary
 from ..flows.transaction import revision_of, try_patch
 from ..model import Gate, GateResult, PatchContext, Violation, display_path
@@ -227,7 +227,7 @@ class Workspace:
         real = self.resolve(path)
         if not isinstance(edit, str) or not edit.strip():
             raise ToolInputError("edit", "the edit is empty; send an `EDIT N M` block or a `DELETE N M` line")
-        if len(edit.encode("utf-8", "surrogatepass")) > MAX_EDIT_BYTES:
+        if len(text_bytes(edit)) > MAX_EDIT_BYTES:
             raise ToolInputError("edit", f"longer than {MAX_EDIT_BYTES // 1024} KB; an edit replaces at most "
                                          f"{self.settings.max_span} lines")  # fmt: skip
         if revision is not None and not _REVISION.fullmatch(revision.strip()):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Callable
@@ -21,6 +20,8 @@ from ..files.inputs import (
     open_regular,
     read_prefix,
     read_text,
+    text_bytes,
+    text_digest,
 )
 from ..files.paths import Boundary, repository_top
 from ..files.treecopy import CopyCap, copy_tree
@@ -178,7 +179,7 @@ class Manuscript:
         """Return {real path: bytes} of every text the snapshot holds: what a sandbox copy writes for those files."""
         # a supplied text the reading of the sources did not reach (a file `\\input` through a macro) is compiled too
         texts = {**self.supplied, **self.texts}
-        return {**self.data, **{path: text.encode("utf-8") for path, text in texts.items()}}
+        return {**self.data, **{path: text_bytes(text) for path, text in texts.items()}}
 
     def derive(self, texts: dict[Path, str]) -> Manuscript:
         """Return the candidate snapshot: this one with some files' texts replaced (HEAD plus an edit).
@@ -238,7 +239,7 @@ def load_manuscript(
         else:
             text = read_text(path)
         if path not in manuscript.digests:
-            manuscript.digests[path] = hashlib.sha256(text.encode("utf-8", "surrogateescape")).digest()
+            manuscript.digests[path] = text_digest(text)
         total += len(text)
         if total > cap:
             raise InputTooLarge(
@@ -304,7 +305,7 @@ def add_engine_inputs(manuscript: Manuscript, names: list[str]) -> list[Path]:
         known.add(real)
         manuscript.files.append(real)
         manuscript.texts[real] = text
-        manuscript.digests[real] = hashlib.sha256(text.encode("utf-8", "surrogateescape")).digest()
+        manuscript.digests[real] = text_digest(text)
         added.append(real)
     return added
 
