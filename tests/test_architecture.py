@@ -385,6 +385,35 @@ ONE_HOME: list[tuple[str, frozenset[str], Any]] = [
         ),
     ),
     (
+        "a Boundary rebuilt from a path beside the snapshot's own (`manuscript.boundary or Boundary.for_root(...)`)",
+        frozenset(),
+        lambda n: (
+            isinstance(n, ast.BoolOp)
+            and isinstance(n.op, ast.Or)
+            and isinstance(n.values[0], ast.Attribute)
+            and n.values[0].attr == "boundary"
+            and any(_called(v) in {"for_root", "for_directory"} for v in n.values[1:])
+        ),
+    ),
+    (
+        "a Boundary made from a path (the snapshot makes its own; a gate's comes from its settings, `boundary(root)`)",
+        # the snapshot; the two gates' `boundary(root)`; a directory given without a boundary to the bibliography
+        # and log resolvers (tools and tests); the autoraters' reader of a root that has no snapshot
+        frozenset(
+            f"pytest_patchwrite.{m}"
+            for m in (
+                "files.paths",
+                "snapshot.manuscript",
+                "gates.compile",
+                "gates.evidence",
+                "snapshot.bib",
+                "numbers.explog",
+                "autoraters.sections",
+            )
+        ),  # fmt: skip
+        lambda n: _called(n) in {"for_root", "for_directory"},
+    ),
+    (
         "a second engine chooser",
         frozenset(),
         lambda n: _defined(n) in {"infer_engine", "needed_engine", "choose_engine", "detect_engine"},
@@ -424,6 +453,13 @@ def test_the_one_home_check_sees_a_second_copy() -> None:
     assert _second_homes({"pytest_patchwrite.gates.verdicts": digest, "pytest_patchwrite.gates.warm": raw}) == [
         f"pytest_patchwrite/gates/verdicts.py:4: {hashing}",
         f"pytest_patchwrite/gates/warm.py:2: {hashing}",
+    ]
+    rebuilt = "def f(manuscript):\n    return manuscript.boundary or Boundary.for_root(manuscript.root)\n"
+    assert _second_homes({"pytest_patchwrite.gates.binding": rebuilt}) == [
+        "pytest_patchwrite/gates/binding.py:2: a Boundary made from a path (the snapshot makes its own; a gate's "
+        "comes from its settings, `boundary(root)`)",
+        "pytest_patchwrite/gates/binding.py:2: a Boundary rebuilt from a path beside the snapshot's own "
+        "(`manuscript.boundary or Boundary.for_root(...)`)",
     ]
     memo = "def shared_bibliographies(m):\n    return []\n"
     assert _second_homes({"pytest_patchwrite.snapshot.manuscript": memo}) == [

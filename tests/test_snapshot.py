@@ -14,8 +14,10 @@ import textwrap
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from support import require_tool
 
+from pytest_patchwrite.errors import InputError
 from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.gates import evidence
 from pytest_patchwrite.gates.compile import CompileGate
@@ -290,3 +292,29 @@ def test_the_rerun_loop_reads_each_state_of_the_aux_file_once(tmp_path: Path) ->
     # per run: its state hashed once and the bibliography tool's input read once; then the tool's state and the
     # engine's record (before: 12 for these 3 runs, the input read twice a pass and each state hashed again)
     assert aux <= 2 * report.runs + 2, aux
+
+
+def test_the_snapshots_boundary_is_passed_never_rebuilt(tmp_path: Path) -> None:
+    """A snapshot always holds its `Boundary` (made once, from the root, when none is given); a candidate derived
+    from it and the bindings file's reader use that one: a trusted boundary reads a bindings file a default one
+    refuses (outside the tree), so a reader that rebuilt it from the root would refuse it."""
+    from pytest_patchwrite.files.paths import Boundary
+    from pytest_patchwrite.gates.binding import read_bindings
+    from pytest_patchwrite.snapshot.manuscript import Manuscript
+
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    root = paper / "main.tex"
+    root.write_text("\\documentclass{article}\n\\begin{document}\nx\n\\end{document}\n", encoding="utf-8")
+    outside = tmp_path / "elsewhere" / "main.bindings.json"
+    outside.parent.mkdir()
+    outside.write_text('{"version": 2, "root": "main.tex", "bindings": []}\n', encoding="utf-8")
+    assert Manuscript(root.resolve()).boundary == Boundary.for_root(root.resolve())
+    trusted = Boundary(paper.resolve(), trusted=True)
+    head = load_manuscript(root, boundary=trusted)
+    candidate = head.derive({root: root.read_text(encoding="utf-8") + "% edited\n"})
+    assert candidate.boundary is trusted
+    text, bindings = read_bindings(outside, candidate)
+    assert text is not None and bindings == []
+    with pytest.raises(InputError):
+        read_bindings(outside, load_manuscript(root))

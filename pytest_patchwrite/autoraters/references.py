@@ -241,10 +241,11 @@ def load_references(root: Path | str | Manuscript, reader: Reader | None = None)
     found = scan(flat, str(root))
     resolved = root.resolve()
     # magic comments (`% !patchwrite bib = ...`) sit at the top of the root, so the flat text carries them
-    config = EvidenceConfig().for_manuscript(Manuscript(resolved, [resolved], {resolved: flat}))
+    flat_snapshot = Manuscript(resolved, [resolved], {resolved: flat})
+    config = EvidenceConfig().for_manuscript(flat_snapshot)
     paths: list[Path] = []
     missing: list[str] = []
-    boundary = boundary or Boundary.for_root(resolved)
+    boundary = boundary or flat_snapshot.boundary  # the caller's snapshot's, else the one the flat one made
     for name, _line in found.bibliographies:
         try:
             path = resolve_bib(name, resolved.parent, boundary, tex_tree=kpse.find)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..files.inputs import decode, read_held
-from ..files.paths import Boundary, OutsideTree
+from ..files.paths import OutsideTree
 from ..numbers.binder import (
     BindResult,
     Bound,
@@ -224,7 +224,7 @@ def bindings_location(manuscript: Manuscript, root_text: str | None = None) -> P
 
 def read_bindings(path: Path, manuscript: Manuscript) -> tuple[str | None, list[FileBinding] | None]:
     """Return the bindings file's text and bindings, (None, None) when there is none; raise InputError if bad."""
-    boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
+    boundary = manuscript.boundary
     real = boundary.allowed(path, shared=True)
     if real is None:
         raise InputError(path, boundary.why_refused(path, shared=True))

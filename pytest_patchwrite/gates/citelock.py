@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from ..engine import kpse
-from ..files.paths import Boundary, OutsideTree
+from ..files.paths import OutsideTree
 from ..model import ERROR, WARNING, Violation, display_path
 from ..snapshot.bib import Bibliography, load_bibliography, resolve_bib
 from ..snapshot.manuscript import Manuscript, bib_backend, magic_line
@@ -42,7 +42,7 @@ def engine_bibliographies(manuscript: Manuscript) -> list[Path]:
     if record is None:
         return []
     if record.resolved is None:
-        boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
+        boundary = manuscript.boundary
         found: list[Path] = []
         for name in record.bibliographies:
             try:
@@ -63,7 +63,7 @@ def bibliography_of(
     used (stage two) and the `\\bibitem`s."""
     problems: list[Violation] = []
     paths: list[Path] = []
-    boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
+    boundary = manuscript.boundary
     for s in scans:
         for name, line in s.bibliographies:
             try:
@@ -127,7 +127,7 @@ def _unread(manuscript: Manuscript, declared_bibs: list[Path], config_text: str,
     record = manuscript.record
     if record is None or not record.passed:
         return []
-    boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
+    boundary = manuscript.boundary
     out: list[Violation] = []
     for declared in declared_bibs:
         real = boundary.allowed(declared, shared=True)  # one outside is reported as such (`_bibliography`)

@@ -19,7 +19,6 @@ from .. import shown
 from ..engine import pagerender
 from ..engine.pdftext import read_pdf
 from ..errors import InputError
-from ..files.paths import Boundary
 from ..files.tempfiles import make_owned_temp_dir, remove_tree
 from ..flows import basetree
 from ..flows.prdiff import GitBase
@@ -149,7 +148,7 @@ def base_root(root: Path, base: GitBase, scratch: Path) -> Path | None:
     rel = rel or str(root.resolve().relative_to(base.top.resolve()))
     if base.text(root) is None:
         return None
-    manuscript = load_manuscript(root, boundary=Boundary.for_root(root))
+    manuscript = load_manuscript(root)
     wide = refers_above(manuscript) or bool(shared_bibliographies(manuscript))
     subdir = "" if wide else Path(rel).parent.as_posix().strip(".")
     basetree.archive(base.top, base.rev, subdir, scratch)

@@ -143,7 +143,8 @@ class Manuscript:
     missing: list[tuple[Path, int, str]] = field(default_factory=list)
     # names that may not be read: (file, line, name as written, why); never read
     outside: list[tuple[Path, int, str, str]] = field(default_factory=list)
-    boundary: Boundary | None = None
+    #: which files Python may read for it; made from the root when not given (the one place a snapshot's is made)
+    boundary: Boundary = None  # type: ignore[assignment]  # always set by __post_init__
     #: sha256 of each text's UTF-8 bytes, the key of every cache (verdicts, warm state, parsed inputs)
     digests: dict[Path, bytes] = field(default_factory=dict)
     #: texts that did not come from the disk (an edit, a fixture's files), by real path: what the compile writes over
@@ -154,6 +155,10 @@ class Manuscript:
     base: Manuscript | None = None  # the snapshot this one was derived from (HEAD, for a candidate)
     record: Any = None  # stage two, set after a compile: a `snapshot.EngineRecord`
     facts: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # derived once, see `fact`
+
+    def __post_init__(self) -> None:
+        if self.boundary is None:
+            self.boundary = Boundary.for_root(self.root)
 
     @property
     def directory(self) -> Path:
@@ -214,12 +219,12 @@ def load_manuscript(
     """
     root = Path(root).resolve()
     overrides = {Path(p).resolve(): t for p, t in (overrides or {}).items()}
-    boundary = boundary or Boundary.for_root(root)
     base = known if isinstance(known, Manuscript) else None
     if isinstance(known, Manuscript):
         known_texts, known_digests = known.texts, known.digests
     else:
         known_texts, known_digests = {Path(p).resolve(): t for p, t in (known or {}).items()}, {}
+    boundary = boundary or Boundary.for_root(root)
     manuscript = Manuscript(root, boundary=boundary, supplied=overrides, base=base)
     if base is not None:
         manuscript.data = base.data  # one store for HEAD and its candidates: what one read, the other need not
@@ -285,7 +290,7 @@ def add_engine_inputs(manuscript: Manuscript, names: list[str]) -> list[Path]:
     file `\\input` through a macro. The same bounds hold as for any input: inside the repository, no
     dot-file, one link, the manuscript's cap.
     """
-    boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
+    boundary = manuscript.boundary
     known = set(manuscript.files)
     added: list[Path] = []
     total = sum(len(text) for text in manuscript.texts.values())

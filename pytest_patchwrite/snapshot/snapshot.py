@@ -61,7 +61,7 @@ def _shared_bibliographies(manuscript: Manuscript) -> list[Path]:
     `\\bibliography{../refs}` beside a `paper/` directory is a common layout; the
     sandbox mirrors exactly these files, at the same place relative to the paper.
     """
-    boundary = manuscript.boundary or Boundary.for_root(manuscript.root)
+    boundary = manuscript.boundary
     if boundary.shared is None:
         return []
     found: list[Path] = []
