@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from support import changes, edit, git, require_tool
 
-from pytest_patchwrite.flows.prdiff import BaseError, GitBase, diff_manuscript
-from pytest_patchwrite.gates.evidence import EvidenceConfig
+from pytest_patchwrite.flows.prdiff import BaseError, GitBase, _diff_file, diff_manuscript
+from pytest_patchwrite.gates.evidence import EvidenceConfig, EvidenceReport
+from pytest_patchwrite.tex.texcites import cite_commands
 
 
 def test_section_rewrite_moving_12_to_16_is_reported(repo: Path) -> None:
@@ -162,3 +163,24 @@ def test_diff_item_and_annotations_in_pytest(repo: Path, pytester: pytest.Pytest
     report = json.loads((repo / "report.json").read_text())
     diff = report["manuscripts"][0]["gates"]["diff"]
     assert diff["ok"] is False and diff["changes"][0]["kind"] == "moved_number"
+
+
+def test_one_file_is_compared_hunk_by_hunk_without_a_repository() -> None:
+    """What a change did to one file: its moves, a hunk over the limit, the lines it touched, the tokens on either
+    side and the values of the numbers it prints."""
+    old = "A 12 layers \\cite{a}.\nB.\nC.\n"
+    new = "A 16 layers \\cite{b}.\nB.\nC.\nD 3.5 and E.\nF.\n"
+    no_log = EvidenceReport([], None, [], [], [], 0)
+    diff = _diff_file(Path("p/main.tex"), old, new, cite_commands([old, new]), no_log, 1, False)
+    assert [(c.kind, c.line, c.message) for c in diff.changes] == [
+        ("moved_number", 1, "number 12 -> 16 (no experimental log declared)"),
+        ("moved_cite", 1, "cite a -> b"),
+        ("added_number", 4, "number 3.5 added (no experimental log declared)"),
+    ]
+    assert [(f.kind, f.line, f.message) for f in diff.failures] == [
+        ("hunk_too_long", 4, "a hunk of 2 lines (lines 4-5); at most 1 allowed")
+    ]
+    assert diff.changed_lines == {1, 4, 5}
+    assert sorted(diff.old_tokens) == [("cite", "a"), ("number", "12")]
+    assert sorted(diff.new_tokens) == [("cite", "b"), ("number", "16"), ("number", "3.5")]
+    assert sorted(diff.values) == [("p/main.tex", 1, "16"), ("p/main.tex", 4, "3.5")]

@@ -131,64 +131,117 @@ def diff_manuscript(
     base_texts = {path: base.text(path) or "" for path in manuscript.files}
     binding_notes: list[Violation] = []
     if not new_manuscript:
-        # suppressions, configuration and bindings come from the base, never from the change being judged
-        base_root = base_texts.get(manuscript.root, "")
-        bindings_path = bindings_location(manuscript, base_root)
-        base_bindings = base.text(bindings_path) if bindings_path.resolve().is_relative_to(base.top.resolve()) else None
-        evidence = evaluate(manuscript, config, base_texts, bindings_text=base_bindings, bindings_from_disk=False)
-        binding_notes = _binding_notes(manuscript, config, base, bindings_path, base_bindings, evidence)
-        if evidence_from == "base":  # only what the base holds attests: a change to the logs or bindings fails
-            binding_notes = [replace(v, severity=ERROR) for v in binding_notes]
+        evidence, binding_notes = _judged_by_base(manuscript, base, base_texts, config, evidence_from)
     elif evidence is None:
         evidence = evaluate(manuscript, config)
     if evidence.timed_out:  # the locks were stopped: nothing was judged, so nothing passes
         return DiffReport([], list(evidence.citations), 0.0, 0.0, new_manuscript)
     lock_failures = [*evidence.citations, *(evidence.numbers or []), *evidence.placeholders]
+    commands = cite_commands([*manuscript.texts.values(), *base_texts.values()])
     changes: list[Violation] = []
     failures: list[Violation] = list(binding_notes)
     all_new: Counter[tuple[str, str]] = Counter()
     all_old: Counter[tuple[str, str]] = Counter()
-    commands = cite_commands([*manuscript.texts.values(), *base_texts.values()])
     changed_by_file: dict[str, set[int]] = {}
     values: dict[tuple[str, int, str], Any] = {}
     for path in manuscript.files:
-        new_text = manuscript.texts[path]
-        old_text = base_texts[path]
-        new_tokens, old_tokens = _tokens_by_line(new_text, commands), _tokens_by_line(old_text, commands)
-        numbers_at = {(n.line, n.text): n for n in scan(new_text, cites=commands).numbers}
-        values.update(((str(path), line, text), n.value) for (line, text), n in numbers_at.items())
-        all_new.update(t for toks in new_tokens.values() for t in toks)
-        all_old.update(t for toks in old_tokens.values() for t in toks)
-        changed_lines = changed_by_file.setdefault(str(path), set())
-        opcodes = line_opcodes(old_text, new_text)
-        if not new_manuscript:
-            # a person may mean it: visible in review as a warning; the locks above ignored it
-            failures.extend(settings_changes(path, old_text, new_text, WARNING, opcodes))
-        for tag, i1, i2, j1, j2 in opcodes:
-            if tag == "equal":
-                continue
-            changed_lines.update(range(j1 + 1, j2 + 1))
-            anchor = j1 + 1 if j2 > j1 else max(1, j1)
-            if max_hunk is not None and max(i2 - i1, j2 - j1) > max_hunk:
-                span = f"lines {j1 + 1}-{j2}" if j2 > j1 else f"{i2 - i1} removed lines"
-                message = f"a hunk of {max(i2 - i1, j2 - j1)} lines ({span}); at most {max_hunk} allowed"
-                failures.append(Violation("hunk_too_long", str(path), anchor, "", message))
-            changes.extend(_moves(path, old_tokens, new_tokens, (i1, i2, j1, j2), anchor, evidence, numbers_at))
-        # a number the change brings in is judged as added: a \cite in its sentence does not attest it
-        brought = {(c.line, c.token) for c in changes if c.file == str(path) and c.kind in ADDED_NUMBER_KINDS}
-        failures.extend(
-            as_added(v) if (v.line, v.token) in brought else v
-            for v in lock_failures
-            if Path(v.file) == path and v.line in changed_lines
-        )
+        file = _diff_file(path, base_texts[path], manuscript.texts[path], commands, evidence, max_hunk, new_manuscript)
+        changes.extend(file.changes)
+        failures.extend(file.failures)
+        failures.extend(file.lock_failures(lock_failures))
+        all_new.update(file.new_tokens)
+        all_old.update(file.old_tokens)
+        changed_by_file[str(path)] = file.changed_lines
+        values.update(file.values)
     failures.extend(selfattest.change_notes(changes, values, evidence, base.text, evidence_from, manuscript.directory))
     if compiled is not None and compiled.ok:
-        failed_tokens = {v.token for v in failures}
-        failures.extend(v for v in engine_undefined(compiled, evidence.ignored_cites)
-                        if v.line in changed_by_file.get(v.file, ()) and v.token not in failed_tokens)  # fmt: skip
+        failures.extend(_engine_failures(compiled, evidence, changed_by_file, {v.token for v in failures}))
     numbers = round(jaccard({t for k, t in all_old if k == "number"}, {t for k, t in all_new if k == "number"}), 4)
     cites = round(jaccard({t for k, t in all_old if k == "cite"}, {t for k, t in all_new if k == "cite"}), 4)
     return DiffReport(changes, failures, numbers, cites, new_manuscript)
+
+
+def _judged_by_base(
+    manuscript: Manuscript, base: GitBase, base_texts: dict[Path, str], config: EvidenceConfig, evidence_from: str
+) -> tuple[EvidenceReport, list[Violation]]:
+    """Return the locks' report on the working tree judged by the base's suppressions, configuration and bindings
+    (never by the change being judged), and the notes on what the change did to the bindings and the logs."""
+    bindings_path = bindings_location(manuscript, base_texts.get(manuscript.root, ""))
+    base_bindings = base.text(bindings_path) if bindings_path.resolve().is_relative_to(base.top.resolve()) else None
+    evidence = evaluate(manuscript, config, base_texts, bindings_text=base_bindings, bindings_from_disk=False)
+    notes = _binding_notes(manuscript, config, base, bindings_path, base_bindings, evidence)
+    if evidence_from == "base":  # only what the base holds attests: a change to the logs or bindings fails
+        notes = [replace(v, severity=ERROR) for v in notes]
+    return evidence, notes
+
+
+@dataclass
+class _FileDiff:
+    """What the change did to one file: its moves, the failures of its own (settings, long hunks), its changed
+    lines, the tokens on either side and the values of the numbers it prints."""
+
+    path: Path
+    changes: list[Violation] = field(default_factory=list)
+    failures: list[Violation] = field(default_factory=list)
+    changed_lines: set[int] = field(default_factory=set)
+    new_tokens: list[tuple[str, str]] = field(default_factory=list)
+    old_tokens: list[tuple[str, str]] = field(default_factory=list)
+    values: dict[tuple[str, int, str], Any] = field(default_factory=dict)
+
+    def lock_failures(self, found: list[Violation]) -> list[Violation]:
+        """Return the locks' violations on the lines the change touched in this file; a number the change brings in
+        is judged as added (a \\cite in its sentence does not attest it)."""
+        brought = {(c.line, c.token) for c in self.changes if c.kind in ADDED_NUMBER_KINDS}
+        return [
+            as_added(v) if (v.line, v.token) in brought else v
+            for v in found
+            if Path(v.file) == self.path and v.line in self.changed_lines
+        ]
+
+
+def _diff_file(
+    path: Path,
+    old_text: str,
+    new_text: str,
+    commands: frozenset[str],
+    evidence: EvidenceReport,
+    max_hunk: int | None,
+    new_manuscript: bool,
+) -> _FileDiff:
+    """Return what the change did to one file of the manuscript, hunk by hunk."""
+    diff = _FileDiff(path)
+    new_tokens, old_tokens = _tokens_by_line(new_text, commands), _tokens_by_line(old_text, commands)
+    numbers_at = {(n.line, n.text): n for n in scan(new_text, cites=commands).numbers}
+    diff.values = {(str(path), line, text): n.value for (line, text), n in numbers_at.items()}
+    diff.new_tokens = [t for toks in new_tokens.values() for t in toks]
+    diff.old_tokens = [t for toks in old_tokens.values() for t in toks]
+    opcodes = line_opcodes(old_text, new_text)
+    if not new_manuscript:
+        # a person may mean it: visible in review as a warning; the locks ignored it
+        diff.failures.extend(settings_changes(path, old_text, new_text, WARNING, opcodes))
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            continue
+        diff.changed_lines.update(range(j1 + 1, j2 + 1))
+        anchor = j1 + 1 if j2 > j1 else max(1, j1)
+        if max_hunk is not None and max(i2 - i1, j2 - j1) > max_hunk:
+            span = f"lines {j1 + 1}-{j2}" if j2 > j1 else f"{i2 - i1} removed lines"
+            message = f"a hunk of {max(i2 - i1, j2 - j1)} lines ({span}); at most {max_hunk} allowed"
+            diff.failures.append(Violation("hunk_too_long", str(path), anchor, "", message))
+        diff.changes.extend(_moves(path, old_tokens, new_tokens, (i1, i2, j1, j2), anchor, evidence, numbers_at))
+    return diff
+
+
+def _engine_failures(
+    compiled: Any, evidence: EvidenceReport, changed_by_file: dict[str, set[int]], failed_tokens: set[str]
+) -> list[Violation]:
+    """Return the undefined citations and references a passing compile warns about on changed lines, but for those
+    already failing."""
+    return [
+        v
+        for v in engine_undefined(compiled, evidence.ignored_cites)
+        if v.line in changed_by_file.get(v.file, ()) and v.token not in failed_tokens
+    ]
 
 
 def diff_working_tree(
