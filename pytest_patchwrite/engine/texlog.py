@@ -191,77 +191,95 @@ def parse_tex_log(
     read = frozenset(read)
     files = _FileStack(root, _names_pattern(read))
     messages: list[LogMessage] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        flm = _file_line(line, read, is_source) if ":" in line else None
-        if flm or line.startswith("! ") or line.startswith("!pdfTeX error") or line.startswith("!  ==> Fatal"):
-            if flm:
-                file, lineno, body = flm
-            else:
-                file, lineno, body = files.current, 0, line.lstrip("!").strip()
-            kind = _error_kind(body)
-            severity = FATAL if kind in ("emergency_stop", "fatal_error") or body.startswith("pdf") else ERROR
-            token = ""
-            # the context line `l.NN text` gives the line and, for an undefined macro, the macro
-            for j in range(i + 1, min(i + 40, len(lines))):
-                ctx = _CONTEXT_LINE.match(lines[j])
-                if ctx:
-                    lineno = lineno or int(ctx.group("line"))
-                    if kind == "undefined_control_sequence":
-                        names = _CS.findall(ctx.group("text"))
-                        token = names[-1] if names else ""
-                    break
-                if lines[j].startswith("! ") or _file_line(lines[j], read, is_source):
-                    break
-            if kind == "unclosed_environment":
-                env = re.search(r"\\begin\{([^}]*)\}", body)
-                token = env.group(1) if env else ""
-                where = _ON_INPUT_LINE.search(body)
-                lineno = int(where.group(1)) if where else lineno
-            if kind == "runaway_argument":
-                before = re.search(r"before (\\\S+) was complete", body)
-                token = before.group(1) if before else ""
-            if kind == "unclosed_conditional":
-                after = re.search(r"(\\\S+); all text was ignored after line (\d+)", body)
-                token, lineno = (after.group(1), int(after.group(2))) if after else ("", lineno)
-            if kind == "missing_file":
-                quoted = re.search(r"`([^']*)'", body)
-                token = quoted.group(1) if quoted else ""
-            if kind == "fatal_error" and any(m.severity == ERROR for m in messages):
-                severity = FATAL  # keep it, but the located error before it is the one to show
-            messages.append(LogMessage(severity, kind, body, file, lineno, token))
-            i += 1
-            continue
-
-        group = _GROUP.match(line)
-        if group:
-            lineno = 0
-            for j in range(i + 1, min(i + 6, len(lines))):
-                entered = _GROUP_ENTERED.match(lines[j])
-                if entered:
-                    lineno = int(entered.group("line"))
-                    break
-            msg = f"a group opened here is never closed (\\end occurred inside a group at level {group.group('level')})"
-            messages.append(LogMessage(ERROR, "unclosed_group", msg, root, lineno, "{"))
-        cond = _IF_OPEN.match(line)
-        if cond:
-            msg = f"conditional {cond.group('cond')} is never closed with \\fi"
-            messages.append(
-                LogMessage(ERROR, "unclosed_conditional", msg, root, int(cond.group("line")), cond.group("cond"))
-            )
-        if line.startswith("No pages of output."):
-            messages.append(LogMessage(FATAL, "no_output", "the engine produced no pages", root, 0))
-        missing = _NO_FILE.match(line)
-        if missing:
-            name = missing.group("name")
-            msg = f"included file {name} does not exist, so its pages are missing"
-            messages.append(LogMessage(ERROR, "missing_include", msg, files.current, 0, name))
+    for i, line in enumerate(lines):
+        located = _file_line(line, read, is_source) if ":" in line else None
+        if located or line.startswith(_ERROR_STARTS):
+            messages.append(_error(lines, i, located, files.current, read, is_source))
+            continue  # an error line opens and closes no file
+        messages.extend(_end_of_job(lines, i, root, files.current))
         if "Warning" in line:
             messages.extend(_warning(line, files.current))
         files.feed(line)
-        i += 1
     return messages
+
+
+# how an error line of the plain form starts (the `file:line:` form is `_file_line`'s)
+_ERROR_STARTS = ("! ", "!pdfTeX error", "!  ==> Fatal")
+
+
+def _error(
+    lines: list[str],
+    i: int,
+    located: tuple[str, int, str] | None,
+    current: str,
+    read: Collection[str],
+    is_source: Callable[[str], bool] | None,
+) -> LogMessage:
+    """Return the error that line `i` starts, located by its `file:line:` prefix, else in the file being read."""
+    file, lineno, body = located if located else (current, 0, lines[i].lstrip("!").strip())
+    kind = _error_kind(body)
+    severity = FATAL if kind in ("emergency_stop", "fatal_error") or body.startswith("pdf") else ERROR
+    context_line, token = _context(lines, i, kind, read, is_source)
+    token, lineno = _named_in_message(kind, body, token, lineno or context_line)
+    return LogMessage(severity, kind, body, file, lineno, token)
+
+
+def _context(
+    lines: list[str], i: int, kind: str, read: Collection[str], is_source: Callable[[str], bool] | None
+) -> tuple[int, str]:
+    """Return the line of the context line `l.NN text` after error line `i` (0: none before the next error) and,
+    for an undefined macro, the macro."""
+    for j in range(i + 1, min(i + 40, len(lines))):
+        ctx = _CONTEXT_LINE.match(lines[j])
+        if ctx:
+            names = _CS.findall(ctx.group("text")) if kind == "undefined_control_sequence" else []
+            return int(ctx.group("line")), names[-1] if names else ""
+        if lines[j].startswith("! ") or _file_line(lines[j], read, is_source):
+            break
+    return 0, ""
+
+
+def _named_in_message(kind: str, body: str, token: str, lineno: int) -> tuple[str, int]:
+    """Return the token (and line) an error's own message names: the environment, the macro or the file."""
+    if kind == "unclosed_environment":
+        env = re.search(r"\\begin\{([^}]*)\}", body)
+        where = _ON_INPUT_LINE.search(body)
+        return (env.group(1) if env else ""), (int(where.group(1)) if where else lineno)
+    if kind == "runaway_argument":
+        before = re.search(r"before (\\\S+) was complete", body)
+        return (before.group(1) if before else ""), lineno
+    if kind == "unclosed_conditional":
+        after = re.search(r"(\\\S+); all text was ignored after line (\d+)", body)
+        return (after.group(1), int(after.group(2))) if after else ("", lineno)
+    if kind == "missing_file":
+        quoted = re.search(r"`([^']*)'", body)
+        return (quoted.group(1) if quoted else ""), lineno
+    return token, lineno
+
+
+def _end_of_job(lines: list[str], i: int, root: str, current: str) -> list[LogMessage]:
+    """Return what line `i` says went wrong as the job ended: a group or conditional never closed, no pages, an
+    `\\include`d file missing."""
+    line = lines[i]
+    found: list[LogMessage] = []
+    group = _GROUP.match(line)
+    if group:
+        entered = (_GROUP_ENTERED.match(lines[j]) for j in range(i + 1, min(i + 6, len(lines))))
+        lineno = next((int(m.group("line")) for m in entered if m), 0)
+        msg = f"a group opened here is never closed (\\end occurred inside a group at level {group.group('level')})"
+        found.append(LogMessage(ERROR, "unclosed_group", msg, root, lineno, "{"))
+    cond = _IF_OPEN.match(line)
+    if cond:
+        msg = f"conditional {cond.group('cond')} is never closed with \\fi"
+        found.append(LogMessage(ERROR, "unclosed_conditional", msg, root, int(cond.group("line")), cond.group("cond")))
+    if line.startswith("No pages of output."):
+        found.append(LogMessage(FATAL, "no_output", "the engine produced no pages", root, 0))
+    missing = _NO_FILE.match(line)
+    if missing:
+        name = missing.group("name")
+        msg = f"included file {name} does not exist, so its pages are missing"
+        found.append(LogMessage(ERROR, "missing_include", msg, current, 0, name))
+    return found
 
 
 def _warning(line: str, current: str) -> list[LogMessage]:
