@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,11 @@ from pytest_patchwrite.engine import kpse
 from pytest_patchwrite.errors import InputError
 from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.gates.evidence import EvidenceConfig, EvidenceGate, evaluate
+from pytest_patchwrite.gates.lognumbers import number_lock
 from pytest_patchwrite.numbers.logread import load_logs
 from pytest_patchwrite.snapshot.bib import load_bib, resolve_bib
 from pytest_patchwrite.snapshot.manuscript import load_manuscript
+from pytest_patchwrite.tex.latex import scan
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "paper"
 
@@ -230,3 +233,21 @@ def test_a_declared_bibliography_or_log_that_does_not_exist_is_named_at_its_comm
     with pytest.raises(InputError, match="declares the experimental log results.json") as caught:
         evaluate(load_manuscript(root), EvidenceConfig())
     assert caught.value.line == 1 and Path(caught.value.path).name == "main.tex"
+
+
+def test_the_number_lock_says_which_logs_it_reads_and_judges_by_the_pool(tmp_path: Path) -> None:
+    """What a timeout names comes from the number lock itself, before it reads; the policy `off` reads the pool
+    (the logs are still listed) and judges nothing."""
+    manuscript = load_manuscript(paper(tmp_path, "Accuracy 99.9\\% and 91.4\\%.", log=LOG))
+    config = EvidenceConfig().for_manuscript(manuscript)
+    scans = [scan(manuscript.texts[path], str(path)) for path in manuscript.files]
+    heard: list[str] = []
+    numbers = number_lock(manuscript, scans, config, manuscript.root_text, (None, True), heard.append)
+    size = (tmp_path / "results.json").stat().st_size / (1 << 20)
+    assert heard == [f"while the number locks read results.json ({size:.0f} MB)"]
+    assert [(v.kind, v.token) for v in numbers.found or []] == [("unattested_number", "99.9\\%")]
+    assert (numbers.pool_only, numbers.bindings_file) == (1, None)
+    assert numbers.log is not None and [p.name for p in numbers.log.files] == ["results.json"]
+    off_config = replace(config, numbers="off")
+    off = number_lock(manuscript, scans, off_config, manuscript.root_text, (None, True), heard.append)
+    assert off.found is None and off.log is not None and off.log.files == numbers.log.files

@@ -104,15 +104,6 @@ def bibliography_of(
     return bibliography, problems
 
 
-def relative_name(path: Path, directory: Path) -> str:
-    """The old rule, kept only for `evidence._evaluate` until the layoutB helper's split of it lands (issue 28):
-    call `model.display_path(path, directory)`."""
-    try:
-        return str(path.relative_to(directory))
-    except ValueError:
-        return str(path)
-
-
 def _missing(declared: Path) -> str:
     """Return why a declared bibliography cannot be read, with the name bibtex would have tried."""
     message = "is declared as a bibliography (patchwrite_bib, `% !patchwrite bib`) but no such file exists"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -10,13 +9,11 @@ from typing import Any
 
 from ..deadline import OutOfTime, within
 from ..errors import InputError
-from ..files.paths import Boundary, OutsideTree
-from ..model import ERROR, WARNING, GateResult, PatchContext, Violation
-from ..numbers.binder import occurrences
-from ..numbers.bindfile import FileBinding, parse
-from ..numbers.explog import EvidenceLog, NoLogMatch, resolve_logs
-from ..numeric import parse_number
+from ..files.paths import Boundary
+from ..model import ERROR, GateResult, PatchContext, Violation
+from ..numbers.explog import EvidenceLog
 from ..snapshot import snapshot
+from ..snapshot.bib import Bibliography
 from ..snapshot.manuscript import Manuscript, magic_comments
 from ..tex.latex import Scan, scan
 from ..tex.placeholders import find as find_placeholders
@@ -24,18 +21,14 @@ from ..tex.placeholders import seen_in
 from ..tex.texcites import cite_commands
 from ..tex.texconditionals import false_conditionals
 from ..tex.texnumbers import document_language
-from .binding import allowed_numbers, bindings_location, read_bindings, read_for_locks, reconcile
 from .citelock import (
     as_read,
     bibliography_of,
     cite_violations,
-    declared_at,
     engine_bibliographies,
-    name_list,
-    relative_name,
 )
 from .headrules import carried_suppressions, settings_changes
-from .numberlock import lock_violations
+from .lognumbers import number_lock
 
 POLICIES = ("decimals", "all", "off")
 UNATTESTED, CITED = "unattested_number", "cited_number"
@@ -152,6 +145,10 @@ class _Done:
     bib_files: list[Path] = field(default_factory=list)
     keys: int = 0
 
+    def reading(self, doing: str) -> None:
+        """Note what the locks are reading now (what a timeout names)."""
+        self.doing = doing
+
 
 def _evaluate(
     manuscript: Manuscript,
@@ -163,6 +160,40 @@ def _evaluate(
 ) -> EvidenceReport:
     config_text = manuscript.root_text if head is None else head.get(manuscript.root, "")
     config = config.for_manuscript(manuscript, config_text)
+    reading = _read(manuscript, head)
+    citations, bibliography, recorded = _cite_lock(manuscript, reading, config, config_text)
+    done.citations, done.bib_files, done.keys = list(citations), bibliography.files, len(bibliography.keys)
+    placeholders, probes = _placeholder_lock(manuscript, reading, config)
+    done.placeholders = (list(placeholders), list(probes))
+    given = (bindings_text, bindings_from_disk)
+    numbers = number_lock(manuscript, reading.scans, config, config_text, given, done.reading)
+
+    log_files = numbers.log.files if numbers.log else []
+    keys = len(bibliography.keys)
+    skipped = None if numbers.found is not None else (NO_LOG if not config.logs else "the number policy is off")
+    report = EvidenceReport(citations, numbers.found, placeholders, bibliography.files, log_files, keys, numbers.log,
+                            probes, skipped)  # fmt: skip
+    report.pool_only, report.bindings_file = numbers.pool_only, numbers.bindings_file
+    report.cited = frozenset(cite.key for s in reading.scans for cite in s.citations)
+    report.declared_bibs = [Path(p) for p in config.bibs]
+    report.recorded_cites = frozenset(v.token for v in recorded)
+    ignored = (as_read(c.key) for s in reading.scans for c in s.citations if s.is_suppressed(c.line, "cite"))
+    report.ignored_cites = frozenset(ignored)
+    return report
+
+
+@dataclass
+class _Reading:
+    """The manuscript as the three locks read it: one scan per file, the conditionals known false, the citation
+    commands (the manuscript's own wrappers too)."""
+
+    scans: list[Scan]
+    false_ifs: frozenset[str]
+    cites: frozenset[str]
+
+
+def _read(manuscript: Manuscript, head: dict[Path, str] | None) -> _Reading:
+    """Return the scans of the manuscript's files, each with HEAD's suppressions when `head` is given."""
     # a local class or style may set a conditional true (`\DeclareOption{draft}{\drafttrue}`): in doubt, checked
     false_ifs = false_conditionals([*manuscript.texts.values(), *snapshot.local_styles(manuscript)])
     cites = cite_commands(manuscript.texts.values())  # a wrapper the preamble defines cites in every section
@@ -172,81 +203,40 @@ def _evaluate(
         for path, s in zip(manuscript.files, scans, strict=True):
             if head.get(path) != manuscript.texts[path]:
                 s.suppressed = carried_suppressions(head.get(path, ""), manuscript.texts[path])
+    return _Reading(scans, false_ifs, cites)
 
+
+def _cite_lock(
+    manuscript: Manuscript, reading: _Reading, config: EvidenceConfig, config_text: str
+) -> tuple[list[Violation], Bibliography, list[Violation]]:
+    """Return the cite lock's violations (files outside the tree first), the bibliography and the keys only the
+    compile's record cites."""
     citations = [Violation("outside_tree", str(f), line, name, why) for f, line, name, why in manuscript.outside]
-    bibliography, problems = bibliography_of(manuscript, scans, config.bibs, config_text)
+    bibliography, problems = bibliography_of(manuscript, reading.scans, config.bibs, config_text)
     recorded: list[Violation] = []
     if config.cites:
         citations.extend(problems)
-        found, recorded = cite_violations(manuscript, scans, bibliography)
+        found, recorded = cite_violations(manuscript, reading.scans, bibliography)
         citations.extend(found)
+    return citations, bibliography, recorded
 
-    done.citations, done.bib_files, done.keys = list(citations), bibliography.files, len(bibliography.keys)
+
+def _placeholder_lock(
+    manuscript: Manuscript, reading: _Reading, config: EvidenceConfig
+) -> tuple[list[Violation], list[str | None]]:
+    """Return the placeholder lock's violations and, for each, the text a PDF would show of it."""
     placeholders: list[Violation] = []
     probes: list[str | None] = []
-    if config.placeholders:
-        by_file = {s.file: s for s in scans}
-        files = [(str(path), manuscript.texts[path]) for path in manuscript.files]
-        for c in find_placeholders(files, manuscript.texts[manuscript.root], false_ifs, cites):
-            if not by_file[c.file].is_suppressed(c.line, "placeholder"):
-                message = "is a placeholder left in the text; finish it, or move it into a % comment"
-                placeholders.append(Violation("placeholder", c.file, c.line, c.token, message))
-                probes.append(c.probe)
-    done.placeholders = (list(placeholders), list(probes))
-
-    numbers: list[Violation] | None = None
-    log: EvidenceLog | None = None
-    pool_only, bindings_file = 0, None
-    if config.logs:
-        try:
-            paths = resolve_logs(list(config.logs), manuscript.directory, manuscript.boundary)
-        except OutsideTree as exc:
-            where, line = declared_at(manuscript, "log", config_text)
-            numbers = [Violation("outside_tree", where, line, exc.name, exc.why)]
-        except NoLogMatch as exc:  # a configuration error: named at its declaration, exit 2 as before
-            where, line = declared_at(manuscript, "log", config_text)
-            named = relative_name(Path(exc.name), manuscript.directory)
-            raise InputError(where, f"declares the experimental log {named} (patchwrite_log or `% !patchwrite log`), "
-                             "but no file matches it", line=line or None) from None
-        else:
-            done.doing = "while the number locks read " + _sizes(paths)
-            bindings = None
-            if config.numbers != "off":
-                bindings = _bindings(manuscript, config_text, bindings_text, bindings_from_disk)
-            if bindings is None:
-                log = read_for_locks(manuscript, scans, paths).pool
-                if config.numbers != "off":
-                    numbers, pool_only = _number_violations(scans, log, config)
-            else:
-                bindings_file, existing = bindings
-                occs = occurrences(scans, manuscript.texts, config.numbers, allowed_numbers(config.allow_numbers))
-                logs = read_for_locks(manuscript, scans, paths, occs, existing)  # one read for the pool and the lock
-                log = logs.pool
-                numbers = lock_violations(reconcile(scans, manuscript.texts, logs.datas, occs, existing,
-                                                    manuscript.directory, manuscript.root))  # fmt: skip
-
-    log_files = log.files if log else []
-    keys = len(bibliography.keys)
-    skipped = None if numbers is not None else (NO_LOG if not config.logs else "the number policy is off")
-    report = EvidenceReport(citations, numbers, placeholders, bibliography.files, log_files, keys, log, probes, skipped)
-    report.pool_only, report.bindings_file = pool_only, bindings_file
-    report.cited = frozenset(cite.key for s in scans for cite in s.citations)
-    report.declared_bibs = [Path(p) for p in config.bibs]
-    report.recorded_cites = frozenset(v.token for v in recorded)
-    ignored = (as_read(c.key) for s in scans for c in s.citations if s.is_suppressed(c.line, "cite"))
-    report.ignored_cites = frozenset(ignored)
-    return report
-
-
-def _sizes(paths: list[Path]) -> str:
-    """Return the logs' names and sizes (`log.csv (300 MB)`), what a timeout in the number locks was reading."""
-    shown = []
-    for path in paths:
-        try:
-            shown.append(f"{path.name} ({path.stat().st_size / (1 << 20):.0f} MB)")
-        except OSError:
-            shown.append(path.name)
-    return ", ".join(shown) or "no log"
+    if not config.placeholders:
+        return placeholders, probes
+    by_file = {s.file: s for s in reading.scans}
+    files = [(str(path), manuscript.texts[path]) for path in manuscript.files]
+    for c in find_placeholders(files, manuscript.texts[manuscript.root], reading.false_ifs, reading.cites):
+        if not by_file[c.file].is_suppressed(c.line, "placeholder"):
+            message = "is a placeholder left in the text; finish it, or move it into a % comment"
+            placeholders.append(Violation("placeholder", c.file, c.line, c.token, message))
+            probes.append(c.probe)
+    return placeholders, probes
 
 
 def record_adds(manuscript: Manuscript, report: EvidenceReport) -> bool:
@@ -263,51 +253,6 @@ def record_adds(manuscript: Manuscript, report: EvidenceReport) -> bool:
     if record.passed and record.cites_recorded and any(v.kind == "unknown_cite" for v in report.citations):
         return True  # a command the compile shows is no citation here (`not_citing`)
     return bool(set(record.cited or ()) - report.cited)
-
-
-def _bindings(
-    manuscript: Manuscript, root_text: str, text: str | None, from_disk: bool
-) -> tuple[Path, list[FileBinding]] | None:
-    """Return the bindings file the lock judges by and its bindings, None when there is none (the pool rule)."""
-    path = bindings_location(manuscript, root_text)
-    if text is not None:
-        return path, parse(text, path, manuscript.root)
-    if not from_disk:
-        return None
-    _, existing = read_bindings(path, manuscript)
-    return None if existing is None else (path, existing)
-
-
-def _number_violations(scans: list[Scan], log: EvidenceLog, config: EvidenceConfig) -> tuple[list[Violation], int]:
-    allowed = {value for item in config.allow_numbers if (value := parse_number(str(item).rstrip("%"))) is not None}
-    mode = "strict" if config.strict else config.numbers
-    # a finding names the logs it concerns: one or two by name, more by count (not six names on each of 148 lines)
-    logs = name_list(log.files) if len(log.files) <= 2 else f"none of the {len(log.files)} declared"
-    out: list[Violation] = []
-    passed = 0
-    for s in scans:
-        unattested, ours = [], set()
-        for n in s.numbers:
-            if not n.pooled(config.numbers) or n.value in allowed or s.is_suppressed(n.line, "number"):
-                continue
-            printed = re.sub(r"\\percent|\\%|%|\\,|~|\{,\}|,|\s", "", n.text)
-            if any(log.attests(value, printed, strict=config.strict) for value in n.readings or (n.value,)):
-                ours.add(n.sentence)
-                passed += 1
-                continue
-            unattested.append(n)
-        for n in unattested:
-            message = f"is not attested (policy: {mode}; logs: {logs}); {n.reads_as()}"
-            keys = s.cited_sentences.get(n.sentence)
-            # a sentence that also prints a logged number reports this paper's results, whatever it cites
-            if keys and n.sentence not in ours:
-                cited = ", ".join(dict.fromkeys(keys))
-                message += f"its sentence cites {cited}: reported as that work's result, not checked against a log"
-                out.append(Violation("cited_number", n.file, n.line, n.text, message, WARNING))
-                continue
-            message += "add it to a log or mark the line `% patchwrite: ignore number`"
-            out.append(Violation("unattested_number", n.file, n.line, n.text, message))
-    return out, passed
 
 
 def as_added(violation: Violation) -> Violation:
