@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import example_repository, require_tool
+from support import example_repository, git, require_tool
 
 from pytest_patchwrite.flows.prdiff import GitBase, diff_manuscript
 from pytest_patchwrite.gates.evidence import EvidenceConfig
@@ -63,10 +63,6 @@ def test_patchwrite_bind_writes_once_from_the_controller(pytester: pytest.Pytest
     failed = pytester.runpytest_subprocess(*mode)
     failed.assert_outcomes(passed=7, failed=1)
     failed.stdout.fnmatch_lines(["*results.tex:15: binding_mismatch 86.9 is bound to results.json ours.clean_acc*"])
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
 
 
 def test_diff_judges_with_the_base_bindings_and_lists_binding_and_log_changes(tmp_path: Path) -> None:
