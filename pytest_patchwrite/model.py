@@ -14,7 +14,8 @@ from .kinds import PAGE, help_for
 
 def display_path(file: str | os.PathLike[str], root: Path | None = None) -> str:
     """Return `file` relative to `root` when it lies below it, else as given: where a file is, for a person (every
-    face prints paths so; pass `Path.cwd()` for the working directory). A path far outside reads better absolute."""
+    face prints paths so; pass `Path.cwd()` for the working directory; a path a message names, `Violation.paths`,
+    is shown so too). A path far outside reads better absolute."""
     if root is None:
         return os.fspath(file)
     if Path(file).is_relative_to(root):  # lexically below: as the user wrote it (`paper/../refs.bib`: `../refs.bib`)
@@ -50,6 +51,19 @@ class Violation:
     token: str
     message: str
     severity: str = ERROR
+    #: absolute paths the message names (the root in the command that settles it, a FILE:LINE:TOKEN place): shown
+    #: relative to the same base as `file` when printed, so a pasted command works wherever the face runs
+    paths: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "paths", tuple(self.paths))  # a JSON round trip (the verdict cache) gives a list
+
+    def shown_message(self, root: Path | None = None) -> str:
+        """Return the message with each path it names shown as `file` is (`display_path` against `root`)."""
+        message = self.message
+        for path in sorted(set(self.paths), key=len, reverse=True):
+            message = message.replace(path, display_path(path, root))
+        return message
 
     def format(self, root: Path | None = None) -> str:
         """Return the violation as an editor-clickable `relpath:line: [warning: ]kind token message` line.
@@ -62,14 +76,16 @@ class Violation:
         if self.severity == WARNING:
             head += "warning: "
         token = f" {self.token}" if self.token else ""
-        return shown.line(f"{head}{self.kind}{token} {self.message}".rstrip())
+        return shown.line(f"{head}{self.kind}{token} {self.shown_message(root)}".rstrip())
 
     def to_json(self, root: Path | None = None) -> dict[str, Any]:
         """Return the violation as the JSON object of `apply --json` and `check --json` (docs/json.md).
 
-        `root`: show `file` relative to it when it lies below it, as the terminal output does.
+        `root`: show `file` (and the paths the message names) relative to it when below it, as the terminal does.
         """
         data = asdict(self)
+        del data["paths"]  # in the message, shown as `file` is
+        data["message"] = self.shown_message(root)
         if root is not None and self.file:
             data["file"] = display_path(self.file, root)
         data["help"] = help_for(self.kind) or PAGE
@@ -87,16 +103,10 @@ MAX_PRINTED = 50
 FIRST_KINDS = ("binding_mismatch",)
 
 
-def printed_lines(
-    violations: list[Violation],
-    root: Path | None,
-    where: str,
-    limit: int = MAX_PRINTED,
-    changed: Collection[tuple[str, int]] = (),
-) -> list[str]:
-    """Return the violations formatted, the ones that matter first: `binding_mismatch`, then those on a line an edit
-    or pull request changed (`changed`: (file, line) pairs), then the rest in their order. At most `limit` of each
-    kind are printed; then `... and N more KIND (all in <where>)` per kind that has more."""
+def first_things_first(violations: list[Violation], changed: Collection[tuple[str, int]] = ()) -> list[Violation]:
+    """Return the violations, the ones that matter first: `binding_mismatch`, then those on a line an edit or pull
+    request changed (`changed`: (file, line) pairs), then the rest, each rank in the gate's order. Every face that
+    caps a list (the terminal per kind, the MCP tools in all) cuts it after this order, never before."""
     touched = {(os.path.realpath(f), line) for f, line in changed}
 
     def rank(v: Violation) -> int:
@@ -104,10 +114,22 @@ def printed_lines(
             return 0
         return 1 if touched and (os.path.realpath(v.file), v.line) in touched else 2
 
+    return sorted(violations, key=rank)  # stable: within a rank, the gate's order
+
+
+def printed_lines(
+    violations: list[Violation],
+    root: Path | None,
+    where: str,
+    limit: int = MAX_PRINTED,
+    changed: Collection[tuple[str, int]] = (),
+) -> list[str]:
+    """Return the violations formatted in `first_things_first` order; at most `limit` of each kind are printed,
+    then `... and N more KIND (all in <where>)` per kind that has more."""
     shown: dict[str, int] = {}
     lines: list[str] = []
     left: dict[str, int] = {}
-    for v in sorted(violations, key=rank):  # stable: within a rank, the gate's order
+    for v in first_things_first(violations, changed):
         if shown.get(v.kind, 0) >= limit:
             left[v.kind] = left.get(v.kind, 0) + 1
             continue

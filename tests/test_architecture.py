@@ -350,9 +350,7 @@ ONE_HOME: list[tuple[str, frozenset[str], Any]] = [
     (
         "a display-path rule (`model.display_path`: where a file is, for a person; `model.relative_name`: named from "
         "the paper's directory)",
-        # until the other helpers of issue 28 rebase: flows/bind.py keeps its old `display_path` (a wrapper of the
-        # two) for the ledger helper
-        frozenset({"pytest_patchwrite.model", "pytest_patchwrite.flows.bind"}),
+        frozenset({"pytest_patchwrite.model"}),
         lambda n: _defined(n) in {"display_path", "shown_path", "relative_name", "_rel", "_display", "_shown_path"},
     ),
     (

@@ -94,7 +94,7 @@ def test_a_read_only_file_needs_the_flag(doc: Path) -> None:
 def test_a_device_as_a_log_is_an_input_error(tmp_path: Path) -> None:
     paper = tmp_path / "main.tex"
     paper.write_text("% !patchwrite log = /dev/zero\n" + HEAD)
-    # trusted, so the path is followed out of the tree; untrusted it is an outside_tree violation, never opened
+    # trusted, so the path is followed out of the tree; untrusted it leads outside it: exit 2 too, never opened
     proc = run(
         "apply", str(paper), "-", "--no-compile-gate", "--trusted-input", stdin=b"EDIT 4 4\nHello 91.4.\n", timeout=60
     )

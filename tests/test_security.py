@@ -69,6 +69,7 @@ class Attack:
     setup: Callable[[Path], None] | None = None  # extra links etc., given the test's base directory
     expect_exit: tuple[int, ...] = (0, 1)
     expect_kinds: tuple[str, ...] = ()  # violation kinds that must be reported (located, not echoed)
+    expect_stderr: str = ""  # the one line an input error (exit 2) must say
     env: dict[str, str] = field(default_factory=dict)
 
 
@@ -263,24 +264,28 @@ ATTACKS = [
     Attack(
         "log-outside",
         {"main.tex": doc("Accuracy 1.5.", magic="% !patchwrite log = {secret}/canary.json\n")},
-        expect_kinds=("outside_tree",),
+        expect_exit=(2,),  # a declared log the locks cannot use: exit 2 at its declaration, never read
+        expect_stderr="main.tex:1: declares the experimental log",
     ),
     Attack(
         "log-symlink-yaml",
         {"main.tex": doc("Accuracy 1.5.", magic="% !patchwrite log = a.yaml\n")},
         setup=_link("a.yaml", "{secret}/canary.yaml"),
-        expect_kinds=("outside_tree",),
+        expect_exit=(2,),  # a declared log the locks cannot use: exit 2 at its declaration, never read
+        expect_stderr="main.tex:1: declares the experimental log",
     ),
     Attack(
         "log-glob-root",
         {"main.tex": doc("Accuracy 1.5.", magic="% !patchwrite log = /**/*.canary\n")},
-        expect_kinds=("outside_tree",),
+        expect_exit=(2,),  # a declared log the locks cannot use: exit 2 at its declaration, never read
+        expect_stderr="main.tex:1: declares the experimental log",
     ),
     Attack(
         "log-glob-escape-link",
         {"main.tex": doc("Accuracy 1.5.", magic="% !patchwrite log = root/**/canary.json\n")},
         setup=_escape_dir,
-        expect_kinds=("outside_tree",),
+        expect_exit=(2,),  # a declared log the locks cannot use: exit 2 at its declaration, never read
+        expect_stderr="main.tex:1: declares the experimental log",
     ),
     Attack(
         "kpsewhich-option",
@@ -418,6 +423,7 @@ def test_attack_is_confined(attack: Attack, tmp_path: Path, server: int) -> None
         assert CANARY not in stream and CANARY_NUMBER not in stream
     for kind in attack.expect_kinds:
         assert f'"kind": "{kind}"' in done.stdout, done.stdout[-2000:]
+    assert attack.expect_stderr in done.stderr, done.stderr[-2000:]
     assert _snapshot(base, set()) == before, "a file outside the sandbox changed"
     assert _canary_files(cache) == []
     assert not list(paper.glob("pwned*")) and not (base / "outside" / "pwned.sh").exists()

@@ -197,9 +197,10 @@ def test_declared_at_reads_the_configurations_own_text(tmp_path: Path) -> None:
     head = "% !patchwrite log = /etc/passwd.json\n\\documentclass{article}\n\\begin{document}\nx\n\\end{document}\n"
     candidate = "% one\n% two\n" + head
     root.write_text(head)
-    report = evaluate(load_manuscript(root, {root: candidate}), EvidenceConfig(), {root.resolve(): head})
-    (violation,) = report.numbers or []
-    assert (violation.kind, violation.line) == ("outside_tree", 1)  # HEAD's line: the configuration came from it
+    with pytest.raises(InputError) as refused:  # a log outside the tree: exit 2 at its declaration
+        evaluate(load_manuscript(root, {root: candidate}), EvidenceConfig(), {root.resolve(): head})
+    assert refused.value.line == 1  # HEAD's line: the configuration came from it
+    assert "leads outside the manuscript's tree" in refused.value.problem
 
 
 def test_one_no_log_text() -> None:

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         print(shown.line(f"{path}: rejected at {result.stage} ({result.reason})"))
         for violation in result.violations:
             token = f" {violation.token}" if violation.token else ""  # an .aux key located at the root has one
-            bare = shown.line(f"{path}: {violation.kind}{token}: {violation.message}")
+            bare = shown.line(f"{path}: {violation.kind}{token}: {violation.shown_message(Path.cwd())}")
             print(violation.format(Path.cwd()) if violation.line else bare)
     for check, why in result.skipped.items():
         print(shown.line(f"{path}: {check} not checked: {why}"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from ..errors import InputError
 from ..files.paths import repository_top
 from ..flows.bind import BindOutcome, bind_root, outcome_json, write_bindings
 from ..gates.evidence import EvidenceConfig
-from ..gates.numberlock import lock_violations
+from ..gates.numberlock import listed, lock_violations
 from ..model import display_path, relative_name
 from ..numbers.binder import EntryIndex
 from ..numbers.bindplan import Rules, candidates
@@ -87,35 +88,37 @@ def _print(outcome: BindOutcome, verb: str) -> None:
     assert ledger is not None
     base, cwd = outcome.root.parent, Path.cwd()
     conflicting = {id(rec.occurrences[i]) for i in ledger.conflicts}
+    update = f"patchwrite bind {shlex.quote(display_path(outcome.root, cwd))} --update"  # as pasted where `bind` ran
     for occ, *_ in rec.mismatched:  # conflicts first: a decision a person reviewed no longer holds
         if id(occ) in conflicting:
             found = next(v for v in lock_violations(rec) if v.kind == "binding_mismatch" and v.line == occ.number.line
                          and v.token == occ.token and v.file == str(occ.file))  # fmt: skip
             print(shown.line(f"{display_path(occ.file, cwd)}:{occ.number.line}: conflict: binding_mismatch "
-                             f"{occ.token} {found.message}; the file keeps the reviewed decision"))  # fmt: skip
+                             f"{occ.token} {found.shown_message(cwd)}; the file keeps the reviewed "
+                             "decision"))  # fmt: skip
     for change in ledger.changes:
         print(shown.line(change))
-    for i, occ in enumerate(rec.occurrences):
-        if i in ledger.covered:
-            continue
+    for i in ledger.undecided:
+        occ = rec.occurrences[i]
         where = f"{display_path(occ.file, cwd)}:{occ.number.line}"
         bound = rec.decisions.get(i)
         if bound is not None and bound.how == "ambiguous":
-            names = ", ".join(dict.fromkeys(f"{relative_name(c.entry.log, base)} {c.entry.at}"
-                                            for c in [bound.best, *bound.alternatives]))  # fmt: skip
+            names = listed(
+                [f"{relative_name(c.entry.log, base)} {c.entry.at}" for c in [bound.best, *bound.alternatives]]
+            )
             print(shown.line(f"{where}: warning: ambiguous_binding {occ.token} not bound: fits {names} alike"))
         else:
             print(shown.line(f"{where}: warning: unattested_number {occ.token} has no decision (no entry binds it)"))
     for b in ledger.stale:
         print(shown.line(f"{display_path(b.file, cwd)}:{b.line}: warning: stale_binding {b.token} no longer stands "
-                         "there; kept until `patchwrite bind --update`"))  # fmt: skip
-    numbers, decided = len(rec.occurrences), len(ledger.covered)
+                         f"there; kept until `{update}`"))  # fmt: skip
+    numbers, decided = len(ledger.covered) + len(ledger.undecided), len(ledger.covered)
     manual = sum(rec_row.manual for rec_row in ledger.rows)
     print(shown.line(f"{display_path(outcome.path, cwd)}: {verb}: {decided} of {numbers} number(s) decided "
                      f"({manual} typed by hand, {ledger.proposed} newly bound); {numbers - decided} without a "
                      f"decision; {len(ledger.conflicts)} conflict(s)"))  # fmt: skip
     if ledger.conflicts:
-        print("the bindings file keeps each reviewed decision; `patchwrite bind --update` accepts the changes")
+        print(shown.line(f"the bindings file keeps each reviewed decision; `{update}` accepts the changes"))
 
 
 def run(

@@ -83,7 +83,7 @@ def sarif_log(violations: Iterable[Violation | Mapping[str, Any]], root: Path | 
     for v in dict.fromkeys(found):  # the diff item repeats what the lock items found
         entry = KINDS.get(v.kind)
         level = "note" if entry and entry.severity == "change" else "warning" if v.severity == WARNING else "error"
-        text = shown.sarif(" ".join(part for part in (v.token, v.message) if part) or v.kind)
+        text = shown.sarif(" ".join(part for part in (v.token, v.shown_message(top)) if part) or v.kind)
         result: dict[str, Any] = {
             "ruleId": v.kind,
             "ruleIndex": kinds.index(v.kind),

@@ -15,17 +15,22 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..files.paths import OutsideTree
 from ..files.tempfiles import TEMP_SUFFIX, temp_file_prefix
-from ..gates.binding import Reconciled, allowed_numbers, bindings_location, read_bindings, read_for_locks, reconcile
+from ..gates.binding import (
+    Reconciled,
+    allowed_numbers,
+    bindings_location,
+    declared_logs,
+    read_bindings,
+    read_for_locks,
+    reconcile,
+)
 from ..gates.evidence import EvidenceConfig
 from ..gates.ledger import Ledger
 from ..gates.numberlock import lock_violations
-from ..model import display_path as _display_path
-from ..model import relative_name
+from ..model import display_path, relative_name
 from ..numbers.binder import occurrences
 from ..numbers.bindfile import OldBindings, dumps, to_json
-from ..numbers.explog import resolve_logs
 from ..snapshot.manuscript import Manuscript, load_manuscript
 from ..tex.latex import scan
 from ..tex.texconditionals import false_conditionals
@@ -73,10 +78,7 @@ def bind_root(
     if not config.logs:
         raise InputError(manuscript.root, "declares no experimental log (`% !patchwrite log = FILE`); "
                          "`patchwrite bind --suggest` lists files that would attest its numbers")  # fmt: skip
-    try:
-        logs = resolve_logs(list(config.logs), manuscript.directory, manuscript.boundary)
-    except OutsideTree as exc:
-        raise InputError(manuscript.root, f"log {exc.name} {exc.why}") from None
+    logs = declared_logs(manuscript, config.logs)  # as `check`: a log that leads outside the tree is exit 2 at its line
     path = bindings_location(manuscript)
     try:
         old_text, existing = read_bindings(path, manuscript)
@@ -125,15 +127,16 @@ def outcome_json(outcome: BindOutcome) -> dict[str, Any]:
         bindings.append({k: row[k] for k in ("file", "line", "token", "log", "at", "value", "transform",
                                               "formula", "alternatives", "reason") if k in row})  # fmt: skip
     unattested = [{"file": relative_name(o.file, base), "line": o.number.line, "token": o.token}
-                  for i, o in enumerate(rec.occurrences) if i not in ledger.covered]  # fmt: skip
-    mismatches = {(v.file, v.line, v.token): v.message for v in lock_violations(rec) if v.kind == "binding_mismatch"}
+                  for o in (rec.occurrences[i] for i in ledger.undecided)]  # fmt: skip
+    mismatches = {(v.file, v.line, v.token): v.shown_message(Path.cwd()) for v in lock_violations(rec)
+                  if v.kind == "binding_mismatch"}  # fmt: skip
     conflicts = []
     for i in ledger.conflicts:
         occ = rec.occurrences[i]
         conflicts.append({"file": relative_name(occ.file, base), "line": occ.number.line, "token": occ.token,
                           "message": mismatches.get((str(occ.file), occ.number.line, occ.token), "")})  # fmt: skip
     return {
-        "path": _display_path(outcome.path, Path.cwd()),
+        "path": display_path(outcome.path, Path.cwd()),
         "changed": outcome.changed,
         "bindings": bindings,
         "unattested": sorted(unattested, key=lambda u: (u["file"], u["line"])),
@@ -142,8 +145,3 @@ def outcome_json(outcome: BindOutcome) -> dict[str, Any]:
         "counts": {**rec.result.counts(), "stale": len(rec.stale), "coincidental": rec.result.coincidental,
                    "conflicts": len(conflicts), "manual": sum(r.manual for r in ledger.rows)},
     }  # fmt: skip
-
-
-def display_path(path: Path, base: Path | None = None) -> str:
-    """The old name, kept until ledger2 rebases (issue 28): call `model.display_path` or `model.relative_name`."""
-    return relative_name(path, base) if base is not None else _display_path(path, Path.cwd())

@@ -17,6 +17,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..files.inputs import decode, read_held
 from ..files.paths import OutsideTree
+from ..model import display_path
 from ..numbers.binder import (
     BindResult,
     Bound,
@@ -38,11 +39,13 @@ from ..numbers.bindfile import (
 )
 from ..numbers.bindplan import bind_fresh
 from ..numbers.derived import describe, formula_values
+from ..numbers.explog import NoLogMatch, resolve_logs
 from ..numbers.logentries import LogData
 from ..numbers.logread import LogSet, read_logs
 from ..numeric import Sieve, parse_number
 from ..snapshot.manuscript import Manuscript, magic_comments
 from ..tex.latex import Scan
+from .citelock import declared_at
 
 
 @dataclass
@@ -133,6 +136,22 @@ def read_for_locks(
     return read_logs(logs, manuscript.data, pool, entries, _wanted(existing or []), need_pool)
 
 
+def declared_logs(manuscript: Manuscript, logs: list[str | Path], config_text: str | None = None) -> list[Path]:
+    """Return the declared experimental logs' files; raise InputError at the declaration when one matches no file or
+    leads outside the manuscript's tree (a configuration the number locks cannot use: `check` and `bind` exit 2)."""
+    try:
+        return resolve_logs(list(logs), manuscript.directory, manuscript.boundary)
+    except (OutsideTree, NoLogMatch) as exc:
+        where, line = declared_at(manuscript, "log", manuscript.root_text if config_text is None else config_text)
+        named = display_path(Path(exc.name), manuscript.directory)
+        why = f"which {exc.why}" if isinstance(exc, OutsideTree) else "but no file matches it"
+        raise InputError(
+            where,
+            f"declares the experimental log {named} (patchwrite_log or `% !patchwrite log`), {why}",
+            line=line or None,
+        ) from None
+
+
 def places(occs: list[Occurrence]) -> list[Place]:
     """Return where each number stands (file, identity, line, token), as `bindfile.match` pairs them."""
     return [Place(o.file, dict(o.context.identity), o.number.line, o.token) for o in occs]
@@ -179,17 +198,15 @@ def reconcile(
         entry = data.at(binding.at) if data is not None and binding.at and binding.transform != "derived" else None
         out.mismatched.append((occ, binding, values, entry.raw if entry is not None else None))
     for i, occ in enumerate(occs):
-        if i in out.decisions:
+        if i in out.decisions and not (occ.optional and out.decisions[i].how == "ambiguous"):
             out.result.bound.append(out.decisions[i])
-        elif occ.optional:
-            out.result.quiet.append(occ)  # a number the policy does not check, without evidence: not reported
+        elif occ.optional:  # a number the policy does not check, without a decision (fitting several entries alike
+            out.result.quiet.append(occ)  # is none: `0` and `1` in prose under `decimals`): not reported
         else:
             out.result.unattested.append(occ)
     matched = set(out.pairs.values())
     out.stale = [b for j, b in enumerate(existing) if j not in matched]
     return out
-
-
 
 
 def _plain(value: Decimal) -> str:

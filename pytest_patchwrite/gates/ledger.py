@@ -9,6 +9,7 @@ whose number is gone are dropped, and each change is listed. `--manual` records 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,7 @@ class Ledger:
     manual: int = 0  # numbers recorded by hand in this run
     proposed: int = 0  # numbers the file had no decision for that got one
     covered: set[int] = field(default_factory=set)  # occurrence indices the rows hold a decision for
+    undecided: list[int] = field(default_factory=list)  # the ones `check` reports without a decision (not `quiet`)
 
 
 def decision_name(b: FileBinding | None, base: Path) -> str:
@@ -108,14 +110,16 @@ def build_ledger(rec: Reconciled, update: bool, manual: dict[int, str], unattest
         elif (proposal := _fresh(rec, i)) is not None:
             decided[i] = proposal
             out.proposed += 1
-    if -1 in manual:
-        for i, occ in enumerate(rec.occurrences):
-            if i not in decided:
-                decided[i] = manual_binding(occ, unattested_reason)
-                out.changes.append(change_line(None, decided[i], occ, base))
-                out.manual += 1
+    quiet = {id(occ) for occ in rec.result.quiet}  # optional numbers without evidence: `check` never reports them
+    undecided = [i for i, occ in enumerate(rec.occurrences) if i not in decided and id(occ) not in quiet]
+    if -1 in manual:  # exactly what `check` lists without a decision, so the file holds only reviewed numbers
+        for i in undecided:
+            decided[i] = manual_binding(rec.occurrences[i], unattested_reason)
+            out.changes.append(change_line(None, decided[i], rec.occurrences[i], base))
+            out.manual += 1
+        undecided = []
     out.rows = [decided[i] for i in sorted(decided)]
-    out.covered = set(decided)
+    out.covered, out.undecided = set(decided), undecided
     if update:
         out.changes += [change_line(b, None, None, base) for b in rec.stale]
     else:
@@ -136,6 +140,23 @@ def _bare(token: str) -> str:
     return token.replace("\\%", "").replace("%", "").replace("$", "").strip()
 
 
+def _manuscript_file(name: str, manuscript: Manuscript) -> Path:
+    """Return the file of the manuscript `name` stands for (from the working directory, else from the paper's
+    directory, as `check` prints places); raise InputError when there is none or the manuscript does not read it."""
+    candidates = [Path(name), manuscript.directory / name]
+    found = [p for p in candidates if os.path.lexists(p)]
+    if not found:
+        raise InputError(name, f"no such file (neither from here nor from the paper's directory "
+                         f"{display_path(str(manuscript.directory), Path.cwd())})")  # fmt: skip
+    read = {p.resolve(): p for p in manuscript.texts}
+    for path in found:
+        if path.resolve() in read:
+            return path.resolve()
+    what = "a directory" if found[0].is_dir() else "not a file the manuscript reads"
+    raise InputError(name, f"is {what} (the root {manuscript.root.name} does not \\input it); give a place as "
+                     "`check` prints it")  # fmt: skip
+
+
 def manual_targets(
     rec: Reconciled, specs: tuple[str, ...], reason: str | None, manuscript: Manuscript
 ) -> dict[int, str]:
@@ -152,12 +173,15 @@ def manual_targets(
             out[-1] = reason.strip()
             continue
         name, line, token = _parse_spec(spec)
-        candidates = [Path(name), manuscript.directory / name]
-        files = {p.resolve() for p in candidates if p.exists()}
-        hits = [i for i, o in enumerate(rec.occurrences) if o.file.resolve() in files and o.number.line == line
+        path = _manuscript_file(name, manuscript)
+        lines = manuscript.texts[path].count("\n") + (not manuscript.texts[path].endswith("\n"))
+        if not 1 <= line <= lines:
+            raise InputError(name, f"line {line} is past the end (the file has {lines} lines)" if line else
+                             "line 0: lines count from 1", line=line)  # fmt: skip
+        hits = [i for i, o in enumerate(rec.occurrences) if o.file.resolve() == path and o.number.line == line
                 and (o.token == token or _bare(o.token) == _bare(token))]  # fmt: skip
         if not hits:
-            there = [o.token for o in rec.occurrences if o.file.resolve() in files and o.number.line == line]
+            there = [o.token for o in rec.occurrences if o.file.resolve() == path and o.number.line == line]
             listed = f"the empirical numbers there: {', '.join(there)}" if there else "no empirical number stands there"
             raise InputError(name, f"holds no empirical number {token} on this line ({listed})", line=line)
         for i in hits:

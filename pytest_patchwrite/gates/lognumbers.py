@@ -9,17 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ..errors import InputError
-from ..files.paths import OutsideTree
-from ..model import WARNING, Violation, display_path
+from ..model import WARNING, Violation
 from ..numbers.binder import occurrences
 from ..numbers.bindfile import FileBinding, parse
-from ..numbers.explog import EvidenceLog, NoLogMatch, resolve_logs
+from ..numbers.explog import EvidenceLog
 from ..numeric import parse_number
 from ..snapshot.manuscript import Manuscript
 from ..tex.latex import Scan
-from .binding import allowed_numbers, bindings_location, read_bindings, read_for_locks, reconcile
-from .citelock import declared_at, name_list
+from .binding import allowed_numbers, bindings_location, declared_logs, read_bindings, read_for_locks, reconcile
+from .citelock import name_list
 from .numberlock import lock_violations
 
 
@@ -59,16 +57,7 @@ def number_lock(
     what a timeout names)."""
     if not config.logs:
         return Numbers()
-    try:
-        paths = resolve_logs(list(config.logs), manuscript.directory, manuscript.boundary)
-    except OutsideTree as exc:
-        where, line = declared_at(manuscript, "log", config_text)
-        return Numbers([Violation("outside_tree", where, line, exc.name, exc.why)])
-    except NoLogMatch as exc:  # a configuration error: named at its declaration, exit 2 as before
-        where, line = declared_at(manuscript, "log", config_text)
-        named = display_path(Path(exc.name), manuscript.directory)
-        raise InputError(where, f"declares the experimental log {named} (patchwrite_log or `% !patchwrite log`), "
-                         "but no file matches it", line=line or None) from None  # fmt: skip
+    paths = declared_logs(manuscript, config.logs, config_text)  # a log outside the tree: exit 2, as for bind
     reading("while the number locks read " + _sizes(paths))
     bindings = None
     if config.numbers != "off":

@@ -12,6 +12,7 @@ when no entry holds the value (else which entry holds it and why it was not boun
 from __future__ import annotations
 
 import re
+import shlex
 from decimal import Decimal, localcontext
 from pathlib import Path
 
@@ -39,16 +40,31 @@ def format_as(value: Decimal, token: str) -> str:
     return token[: m.start()] + ("-" if signed else "") + shown + token[m.end() :]
 
 
+def listed(names: list[str]) -> str:
+    """Return distinct entry names, comma-separated, at most NAMED_ENTRIES of them (`..., and 3 more`)."""
+    names = list(dict.fromkeys(names))
+    more = f", and {len(names) - NAMED_ENTRIES} more" if len(names) > NAMED_ENTRIES else ""
+    return ", ".join(names[:NAMED_ENTRIES]) + more
+
+
 def _name(log: Path | None, at: str | None, base: Path) -> str:
     return f"{relative_name(log, base) if log is not None else '?'} {at}"
 
 
-def _place(occ: Occurrence, base: Path) -> str:
-    return f"{relative_name(occ.file, base)}:{occ.number.line}:{occ.token}"
+def _place(occ: Occurrence) -> str:
+    """Return the number's place as `--manual` takes it: its file's absolute path (`_paths`), line and token, quoted
+    for a shell when the token needs it (`95\\%`, `10{,}578`: bash would eat the backslash or expand the braces)."""
+    return shlex.quote(f"{occ.file}:{occ.number.line}:{occ.token}")
 
 
 def _bind(rec: Reconciled) -> str:
-    return f"patchwrite bind {rec.root.name}" if rec.root is not None else "patchwrite bind"
+    return f"patchwrite bind {rec.root}" if rec.root is not None else "patchwrite bind"
+
+
+def _paths(rec: Reconciled, *files: Path) -> tuple[str, ...]:
+    """Return the absolute paths a message names, which the face shows as it shows the finding's file (so the
+    command works where the face runs: `patchwrite bind b/main.tex` under `check DIR`); never cached as text."""
+    return tuple(str(p) for p in (rec.root, *files) if p is not None)
 
 
 def _mismatch(rec: Reconciled, occ: Occurrence, binding: FileBinding, values: list[Decimal], raw: str | None) -> str:
@@ -80,7 +96,7 @@ def holders(rec: Reconciled, occ: Occurrence) -> list[str]:
 
 
 def _unattested(rec: Reconciled, occ: Occurrence) -> str:
-    record = f"`{_bind(rec)} --manual {_place(occ, rec.base)} --reason not_logged`"
+    record = f"`{_bind(rec)} --manual {_place(occ)} --reason not_logged`"
     held = holders(rec, occ)
     if not held:
         return (f"fits no log entry; add it to a log, record it as typed by hand ({record}), or mark the line "
@@ -97,7 +113,8 @@ def lock_violations(rec: Reconciled) -> list[Violation]:
     mismatched = {id(occ) for occ, _, _, _ in rec.mismatched}
     for occ, binding, values, raw in rec.mismatched:
         message = _mismatch(rec, occ, binding, values, raw)
-        out.append(Violation("binding_mismatch", str(occ.file), occ.number.line, occ.token, message))
+        out.append(Violation("binding_mismatch", str(occ.file), occ.number.line, occ.token, message,
+                             paths=_paths(rec)))  # fmt: skip
     for bound in rec.result.bound:
         occ = bound.occurrence
         if id(occ) not in rec.fresh or id(occ) in mismatched:
@@ -106,15 +123,17 @@ def lock_violations(rec: Reconciled) -> list[Violation]:
         if bound.best.transform == "derived" and bound.best.formula is not None:
             best = f"{describe(bound.best.formula)} (derived)"
         if bound.how == "ambiguous":  # no decision, as after a fresh bind: not the lock's, the number's finding
-            names = list(dict.fromkeys([best, *(_name(c.entry.log, c.entry.at, base) for c in bound.alternatives)]))
-            message = (f"fits several entries alike ({', '.join(names)}), and nothing around it tells which it "
+            names = listed([best, *(_name(c.entry.log, c.entry.at, base) for c in bound.alternatives)])
+            message = (f"fits several entries alike ({names}), and nothing around it tells which it "
                        "reports, so it is not bound; name the entry beside the number and rerun "
                        f"`{_bind(rec)}`, or record it as typed by hand: `{_bind(rec)} --manual "
-                       f"{_place(occ, base)} --reason TEXT`")  # fmt: skip
-            out.append(Violation("unattested_number", str(occ.file), occ.number.line, occ.token, message))
+                       f"{_place(occ)} --reason TEXT`")  # fmt: skip
+            out.append(Violation("unattested_number", str(occ.file), occ.number.line, occ.token, message,
+                                 paths=_paths(rec, occ.file)))  # fmt: skip
         else:
             message = f"is not in the bindings file; `{_bind(rec)}` binds it to {best}"
-            out.append(Violation("unbound_number", str(occ.file), occ.number.line, occ.token, message, WARNING))
+            out.append(Violation("unbound_number", str(occ.file), occ.number.line, occ.token, message, WARNING,
+                                 _paths(rec)))  # fmt: skip
     ours = {(b.occurrence.file, b.occurrence.number.sentence) for b in rec.result.bound}
     for occ in rec.result.unattested:
         if id(occ) in mismatched or id(occ) not in rec.fresh:
@@ -126,10 +145,12 @@ def lock_violations(rec: Reconciled) -> list[Violation]:
             message = f"fits no log entry; its sentence cites {cited}: reported as that work's result, not checked"
             out.append(Violation("cited_number", str(occ.file), occ.number.line, occ.token, message, WARNING))
             continue
-        out.append(Violation("unattested_number", str(occ.file), occ.number.line, occ.token, _unattested(rec, occ)))
+        out.append(Violation("unattested_number", str(occ.file), occ.number.line, occ.token, _unattested(rec, occ),
+                             paths=_paths(rec, occ.file)))  # fmt: skip
     for binding in rec.stale:
         name = "typed by hand" if binding.manual else _name(binding.log, binding.at, base)
         message = f"was bound to {name}, but no such number stands there any more; `{_bind(rec)} --update` drops it"
-        out.append(Violation("stale_binding", str(binding.file), binding.line, binding.token, message, WARNING))
+        out.append(Violation("stale_binding", str(binding.file), binding.line, binding.token, message, WARNING,
+                             _paths(rec)))  # fmt: skip
     out.sort(key=lambda v: (v.file, v.line, v.kind))
     return out

@@ -21,7 +21,7 @@ from ..errors import PatchwriteError
 from ..files.inputs import read_text, text_bytes
 from ..files.paths import Boundary
 from ..flows.transaction import revision_of, try_patch
-from ..model import Gate, GateResult, PatchContext, Violation, display_path
+from ..model import Gate, GateResult, PatchContext, Violation, display_path, first_things_first
 from ..shown import text as escaped
 from ..snapshot.manuscript import Manuscript, is_root, load_manuscript, locate, peek_text, walked_dirs
 from ..snapshot.snapshot import pair_for, root_of
@@ -354,7 +354,7 @@ class Workspace:
 
     def _violations(self, violations: list[Violation]) -> tuple[list[dict[str, Any]], int]:
         shown = []
-        for violation in violations[:MAX_VIOLATIONS]:
+        for violation in first_things_first(violations)[:MAX_VIOLATIONS]:  # a binding_mismatch is never cut off
             data = violation.to_json(self.directory)
             data["message"] = clean(data["message"])
             data["token"] = clean(data["token"], 200)

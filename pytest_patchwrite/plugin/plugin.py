@@ -18,7 +18,7 @@ from ..commands import sarif
 from ..errors import InputError, NotRegularFile, PatchwriteError
 from ..files.inputs import read_text
 from ..flows.check import citations_result, compile_result, numbers_result, placeholders_result
-from ..flows.prdiff import GitBase, diff_working_tree, format_change
+from ..flows.prdiff import GitBase, changed_lines, diff_working_tree, format_change
 from ..gates.evidence import NO_LOG as NO_LOG_DECLARED
 from ..gates.report import CompileReport, EngineMissing
 from ..model import WARNING, GateResult, PatchContext, PatchwriteWarning, Violation, display_path, printed_lines
@@ -177,10 +177,13 @@ def _has_placeholders(settings: Settings, root: Path) -> bool:
 class ManuscriptFailure(Exception):
     """A gate found violations; shown as `relpath:line: kind token message` lines."""
 
-    def __init__(self, violations: list[Violation], notes: list[str] | None = None) -> None:
+    def __init__(
+        self, violations: list[Violation], notes: list[str] | None = None, changed: set[tuple[str, int]] | None = None
+    ) -> None:
         super().__init__(f"{len(violations)} violation(s)")
         self.violations = violations
         self.notes = notes or []
+        self.changed = changed or set()  # (file, line) pairs the change against --patchwrite-base touched
 
 
 class ManuscriptFile(pytest.File):
@@ -228,7 +231,12 @@ class ManuscriptItem(pytest.Item):
             if self.name == "diff":
                 notes = [f"changes against {settings.base}:", *_change_lines(result, self.config)]
             notes += result.details.get("notes", []) if self.name == "quality" else []
-            raise ManuscriptFailure(result.violations, notes)
+            changed = None
+            if self.name == "numbers" and settings.base:  # what the change touched comes first, before the cap
+                changed = changed_lines(
+                    settings.manuscript_of(self.path), GitBase.open(self.path.parent, settings.base)
+                )
+            raise ManuscriptFailure(result.violations, notes, changed)
         base = self.config.invocation_params.dir
         for violation in result.violations:
             if violation.severity == WARNING:
@@ -292,7 +300,9 @@ class ManuscriptItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ManuscriptFailure):
             base = self.config.invocation_params.dir
-            lines = printed_lines(excinfo.value.violations, base, "--patchwrite-report FILE")
+            lines = printed_lines(
+                excinfo.value.violations, base, "--patchwrite-report FILE", changed=excinfo.value.changed
+            )
             return "\n".join([*lines, *(shown.line(note) for note in excinfo.value.notes)])
         if isinstance(excinfo.value, PatchwriteError):
             return f"patchwrite: {excinfo.value.format(self.config.invocation_params.dir)}"
