@@ -242,6 +242,8 @@ def _engine_failures(
         for v in engine_undefined(compiled, evidence.ignored_cites)
         if v.line in changed_by_file.get(v.file, ()) and v.token not in failed_tokens
     ]
+
+
 def changed_lines(manuscript: Manuscript, base: GitBase) -> set[tuple[str, int]]:
     """Return the (file, line) pairs of the working tree's manuscript that differ from `base` (a file new in the
     change: all its lines), for the faces that print the findings on changed lines first (`first_things_first`)."""
