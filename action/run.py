@@ -34,7 +34,7 @@ from pytest_patchwrite.errors import InputError, NotRegularFile
 from pytest_patchwrite.files.inputs import read_prefix
 from pytest_patchwrite.model import display_path
 from pytest_patchwrite.plugin import stepsummary
-from pytest_patchwrite.snapshot.manuscript import is_root
+from pytest_patchwrite.tex.texinputs import is_root
 
 MAX_ROOTS = 50
 

@@ -40,7 +40,7 @@ json.dump(out, sys.stdout)
 
 def roots(args: list[str]) -> list[Path]:
     """Return the root manuscripts named or found under the given paths."""
-    from pytest_patchwrite.snapshot.manuscript import is_root
+    from pytest_patchwrite.tex.texinputs import is_root
 
     found: list[Path] = []
     for arg in args:

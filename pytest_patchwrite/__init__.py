@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from .gates.evidence import EvidenceConfig, EvidenceReport, evaluate
     from .gates.report import CompileReport
     from .snapshot.manuscript import Manuscript, load_manuscript
+    from .snapshot.roots import find_root
     from .snapshot.snapshot import EngineRecord, pair_for
+    from .tex.magic import magic_comments
 
 __version__ = "0.1.0"
 
@@ -41,6 +43,8 @@ _LAZY = {
     "evaluate": "gates.evidence",
     "Manuscript": "snapshot.manuscript",
     "load_manuscript": "snapshot.manuscript",
+    "find_root": "snapshot.roots",
+    "magic_comments": "tex.magic",
     "EngineRecord": "snapshot.snapshot",
     "pair_for": "snapshot.snapshot",
 }
@@ -79,7 +83,9 @@ __all__ = [
     "check_manuscript",
     "diff_manuscript",
     "evaluate",
+    "find_root",
     "load_manuscript",
+    "magic_comments",
     "number_lines",
     "pair_for",
     "parse_edit",

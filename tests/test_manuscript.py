@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pytest_patchwrite.snapshot.manuscript import find_root, is_root, load_manuscript, magic_comments
+from pytest_patchwrite.snapshot.manuscript import load_manuscript
+from pytest_patchwrite.snapshot.roots import find_root
+from pytest_patchwrite.tex.magic import magic_comments
+from pytest_patchwrite.tex.texinputs import is_root
 
 
 def test_is_root() -> None:

@@ -21,11 +21,11 @@ from support import require_tool
 from pytest_patchwrite.engine.pdftext import read_pdf
 from pytest_patchwrite.engine.texlog import parse_tex_log
 from pytest_patchwrite.files import treecopy
+from pytest_patchwrite.files.manuscriptcopy import copy_manuscript_dir
 from pytest_patchwrite.flows.check import CheckOptions, check_manuscript
 from pytest_patchwrite.gates.compile import CompileGate
 from pytest_patchwrite.gates.located import located_violations
 from pytest_patchwrite.gates.report import CompileReport
-from pytest_patchwrite.snapshot.manuscript import copy_manuscript_dir
 
 BROKEN = "Fine.\n\\undefinedmacroxyz here.\n"
 

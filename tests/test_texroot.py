@@ -11,7 +11,7 @@ import pytest
 from support import require_tool
 
 from pytest_patchwrite.errors import InputError
-from pytest_patchwrite.snapshot.manuscript import find_root
+from pytest_patchwrite.snapshot.roots import find_root
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "paper"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..files.inputs import read_text
 from ..files.paths import Boundary
-from ..snapshot.manuscript import input_spans
+from ..tex.texinputs import input_spans
 from ..tex.texmask import command_args, mask
 
 Reader = Callable[[Path], "str | None"]

@@ -26,7 +26,8 @@ from ..model import display_path, relative_name
 from ..numbers.binder import EntryIndex
 from ..numbers.bindplan import Rules, candidates
 from ..numbers.logread import load_entries
-from ..snapshot.manuscript import find_root, load_manuscript
+from ..snapshot.manuscript import load_manuscript
+from ..snapshot.roots import find_root
 from ..tex.latex import scan
 from ..tex.texconditionals import false_conditionals
 from ..tex.texnumbers import document_language

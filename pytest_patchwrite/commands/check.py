@@ -55,7 +55,8 @@ def register(sub: Any) -> None:
 
 def roots_of(names: list[str]) -> list[Path]:
     """Return the root manuscripts the named files stand for, each once (a section stands for its root)."""
-    from ..snapshot.manuscript import find_root, is_root
+    from ..snapshot.roots import find_root
+    from ..tex.texinputs import is_root
 
     roots: dict[Path, Path] = {}  # resolved -> as shown
     for name in names:
@@ -79,9 +80,10 @@ def roots_of(names: list[str]) -> list[Path]:
 
 def _roots_in(directory: Path) -> list[Path]:
     """Return the root manuscripts below `directory` as `pytest DIR` collects them (dot-directories skipped, links
-    to directories not followed, `manuscript.walked_dirs`); raise InputError when it holds none."""
+    to directories not followed, `roots.walked_dirs`); raise InputError when it holds none."""
     from ..errors import NotRegularFile
-    from ..snapshot.manuscript import is_root, peek_text, walked_dirs
+    from ..snapshot.roots import peek_text, walked_dirs
+    from ..tex.texinputs import is_root
 
     found: list[Path] = []
     for here, dirs, files in os.walk(directory):

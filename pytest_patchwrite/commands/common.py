@@ -9,7 +9,7 @@ from .. import shown
 from ..errors import InputError
 from ..files.inputs import parse_seconds
 from ..model import Gate
-from ..snapshot.manuscript import ENGINES
+from ..snapshot.engines import ENGINES
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 SARIF_HELP = "also write every violation to FILE as SARIF 2.1.0 (for GitHub code scanning)"

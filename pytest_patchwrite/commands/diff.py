@@ -46,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
     """Report what the working tree's manuscript moved against a git revision; return the exit code."""
     from ..flows.prdiff import GitBase, diff_working_tree, format_change
     from ..gates.evidence import EvidenceConfig
-    from ..snapshot.manuscript import find_root, load_manuscript
+    from ..snapshot.manuscript import load_manuscript
+    from ..snapshot.roots import find_root
 
     root = find_root(Path(args.file))
     base = GitBase.open(root.parent, args.base)

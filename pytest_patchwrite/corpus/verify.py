@@ -7,10 +7,13 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..files.inputs import read_text
+from ..files.manuscriptcopy import copy_manuscript_dir
 from ..flows.check import CheckOptions, citations_result, numbers_result, placeholders_result
 from ..gates.evidence import evaluate
 from ..model import GateResult, failing
-from ..snapshot.manuscript import Manuscript, copy_manuscript_dir, is_root, load_manuscript, locate
+from ..snapshot.manuscript import Manuscript, load_manuscript
+from ..snapshot.roots import locate
+from ..tex.texinputs import is_root
 from .documents import FAKE_KEY
 from .faults import Fault, FaultNotApplicable, sites
 

@@ -7,7 +7,7 @@ import tarfile
 from pathlib import Path
 
 from ..errors import InputError, InputTooLarge
-from ..snapshot.manuscript import MAX_COPY_BYTES, MAX_COPY_FILES
+from ..files.manuscriptcopy import MAX_COPY_BYTES, MAX_COPY_FILES
 
 GIT_SECONDS = 120.0
 

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EnvironmentFault, InputError, InputTooLarge, PatchwriteError
+from ..files.manuscriptcopy import copy_manuscript_dir
 from ..files.paths import repository_top
 from ..files.tempfiles import remove_tree
 from ..model import GateResult
-from ..snapshot.manuscript import copy_manuscript_dir
 from .batch import Done, Job, drop_scratch, run_batch, scratch
 from .check import CheckOptions, check_manuscript
 

@@ -17,8 +17,9 @@ from ..gates.headrules import line_opcodes, settings_changes
 from ..gates.report import CompileReport, EngineMissing
 from ..model import ERROR, WARNING, GateResult, Violation, display_path, failing
 from ..numbers.binddiff import binding_changes, bindings_at, log_changes
-from ..snapshot.manuscript import Manuscript, load_manuscript, magic_line
+from ..snapshot.manuscript import Manuscript, load_manuscript
 from ..tex.latex import scan
+from ..tex.magic import magic_line
 from ..tex.texcites import cite_commands
 from . import selfattest
 

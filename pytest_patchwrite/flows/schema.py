@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..files.inputs import parse_seconds
 from ..gates.cachetrust import inside_work_tree
 from ..gates.evidence import POLICIES
-from ..snapshot.manuscript import ENGINES
+from ..snapshot.engines import ENGINES
 from .check import CheckOptions
 from .selfattest import EVIDENCE_FROM
 

@@ -43,8 +43,9 @@ from ..numbers.explog import NoLogMatch, resolve_logs
 from ..numbers.logentries import LogData
 from ..numbers.logread import LogSet, read_logs
 from ..numeric import Sieve, parse_number
-from ..snapshot.manuscript import Manuscript, magic_comments
+from ..snapshot.manuscript import Manuscript
 from ..tex.latex import Scan
+from ..tex.magic import magic_comments
 from .citelock import declared_at
 
 

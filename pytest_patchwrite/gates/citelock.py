@@ -16,8 +16,10 @@ from ..engine import kpse
 from ..files.paths import OutsideTree
 from ..model import ERROR, WARNING, Violation, display_path
 from ..snapshot.bib import Bibliography, load_bibliography, resolve_bib
-from ..snapshot.manuscript import Manuscript, bib_backend, magic_line
+from ..snapshot.manuscript import Manuscript
 from ..tex.latex import Scan, key_lines, key_places
+from ..tex.magic import magic_line
+from ..tex.texinputs import bib_backend
 
 
 def declared_at(manuscript: Manuscript, key: str, config_text: str) -> tuple[str, int]:

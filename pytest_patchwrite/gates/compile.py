@@ -18,7 +18,8 @@ from ..files.inputs import text_bytes
 from ..files.paths import Boundary
 from ..model import GateResult, PatchContext, Violation, failing
 from ..snapshot import snapshot
-from ..snapshot.manuscript import ENGINES, Manuscript, load_manuscript
+from ..snapshot.engines import ENGINES
+from ..snapshot.manuscript import Manuscript, load_manuscript
 from . import cachetrust, confirm, fontcache, mirror, outcomes, record, verdicts, warm
 from .located import located_violations, relocate
 from .report import PACKAGE_OF, CompileReport, EngineMissing

@@ -14,8 +14,9 @@ from ..model import ERROR, GateResult, PatchContext, Violation
 from ..numbers.explog import EvidenceLog
 from ..snapshot import snapshot
 from ..snapshot.bib import Bibliography
-from ..snapshot.manuscript import Manuscript, magic_comments
+from ..snapshot.manuscript import Manuscript
 from ..tex.latex import Scan, scan
+from ..tex.magic import magic_comments
 from ..tex.placeholders import find as find_placeholders
 from ..tex.placeholders import seen_in
 from ..tex.texcites import cite_commands

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..model import ERROR, Violation
-from ..snapshot.manuscript import magic_comments
+from ..tex.magic import magic_comments
 from ..tex.texmask import mask, suppressions
 
 Opcodes = Sequence[tuple[str, int, int, int, int]]

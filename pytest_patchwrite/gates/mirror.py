@@ -18,10 +18,11 @@ from pathlib import Path
 
 from ..errors import InputTooLarge
 from ..files.envfaults import changed_during_check
+from ..files.manuscriptcopy import copy_manuscript_dir
 from ..files.paths import Boundary
 from ..files.tempfiles import remove_tree
 from ..files.treecopy import copy_beneath
-from ..snapshot.manuscript import Manuscript, copy_manuscript_dir
+from ..snapshot.manuscript import Manuscript
 from ..snapshot.snapshot import shared_bibliographies
 from ..tex.texmask import mask
 

@@ -23,8 +23,10 @@ from ..files.paths import Boundary
 from ..flows.transaction import revision_of, try_patch
 from ..model import Gate, GateResult, PatchContext, Violation, display_path, first_things_first
 from ..shown import text as escaped
-from ..snapshot.manuscript import Manuscript, is_root, load_manuscript, locate, peek_text, walked_dirs
+from ..snapshot.manuscript import Manuscript, load_manuscript
+from ..snapshot.roots import locate, peek_text, walked_dirs
 from ..snapshot.snapshot import pair_for, root_of
+from ..tex.texinputs import is_root
 from .project import ProjectSettings, load_settings
 
 MAX_READ_LINES = 400  # lines one read_numbered call returns at most

@@ -16,7 +16,8 @@ import pytest
 
 from ..errors import InputError, PatchwriteError
 from ..flows.bind import bind_root, write_bindings
-from ..snapshot.manuscript import is_root, peek_text, walked_dirs
+from ..snapshot.roots import peek_text, walked_dirs
+from ..tex.texinputs import is_root
 from .settings import SETTINGS
 
 BOUND = pytest.StashKey[list[str]]()

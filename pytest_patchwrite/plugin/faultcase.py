@@ -131,7 +131,8 @@ def generate(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture
 def fault_case(request: pytest.FixtureRequest, tmp_path: Path) -> FaultCase:
     """Return one fault case, its broken HEAD already written in `tmp_path`."""
-    from ..snapshot.manuscript import copy_manuscript_dir, find_root
+    from ..files.manuscriptcopy import copy_manuscript_dir
+    from ..snapshot.roots import find_root
     from .fixtures import configured_gates
 
     param = getattr(request, "param", None)

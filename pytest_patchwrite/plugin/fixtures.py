@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 
 from ..edit import Edit, number_lines
-from ..files.inputs import read_text
+from ..files.inputs import read_text, text_bytes
+from ..files.manuscriptcopy import copy_manuscript_dir
 from ..flows.transaction import PatchResult
 from ..flows.transaction import try_patch as _try_patch
 from ..gates.evidence import EvidenceGate
 from ..gates.headrules import unified_lines
 from ..model import Gate
-from ..snapshot.manuscript import copy_manuscript_dir, find_root
+from ..snapshot.roots import find_root
 from ..tex.latex import scan
 from .settings import SETTINGS
 
@@ -82,7 +83,7 @@ def assert_head_invariant(before: bytes, after: bytes, result: PatchResult) -> N
             f"but the file changed ({len(before)} -> {len(after)} bytes)",
             pytrace=False,
         )
-    if result.accepted and after != result.text.encode("utf-8"):
+    if result.accepted and after != text_bytes(result.text):
         pytest.fail("HEAD invariant broken: the candidate was accepted but the file does not hold it", pytrace=False)
 
 

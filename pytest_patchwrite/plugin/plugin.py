@@ -22,7 +22,8 @@ from ..flows.prdiff import GitBase, changed_lines, diff_working_tree, format_cha
 from ..gates.evidence import NO_LOG as NO_LOG_DECLARED
 from ..gates.report import CompileReport, EngineMissing
 from ..model import WARNING, GateResult, PatchContext, PatchwriteWarning, Violation, display_path, printed_lines
-from ..snapshot.manuscript import is_root, peek_text
+from ..snapshot.roots import peek_text
+from ..tex.texinputs import is_root
 from . import hookspecs, stepsummary
 from .bindsession import BOUND
 from .envreport import is_environment_error, pytest_report_teststatus, pytest_runtest_makereport

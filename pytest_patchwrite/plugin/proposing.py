@@ -12,7 +12,8 @@ from ..edit import DEFAULT_MAX_SPAN
 from ..files.inputs import read_text
 from ..gates.evidence import EvidenceConfig, evaluate
 from ..proposers.base import ProposalRequest, Proposer
-from ..snapshot.manuscript import find_root, load_manuscript
+from ..snapshot.manuscript import load_manuscript
+from ..snapshot.roots import find_root
 
 
 def add_options(parser: pytest.Parser) -> None:

@@ -19,7 +19,8 @@ from ..gates.evidence import EvidenceReport, evaluate, record_adds
 from ..gates.verdicts import default_cache_dir
 from ..model import PatchwriteWarning
 from ..snapshot import snapshot
-from ..snapshot.manuscript import ENGINES, Manuscript, load_manuscript
+from ..snapshot.engines import ENGINES
+from ..snapshot.manuscript import Manuscript, load_manuscript
 
 
 @dataclass

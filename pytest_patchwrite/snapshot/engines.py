@@ -18,9 +18,10 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..files.inputs import read_prefix
+from ..tex.magic import magic_comments
 from ..tex.texmask import mask
-from .manuscript import ENGINES, magic_comments
 
+ENGINES = ("pdflatex", "xelatex", "lualatex")  # what `% !TEX program` and the settings may name
 PDF_MODES = {"1": "pdflatex", "4": "lualatex", "5": "xelatex"}
 RC_FILES = ("latexmkrc", ".latexmkrc")  # latexmk reads both from the working directory, the later one wins
 MAX_STYLE_FILES = 64

@@ -1,116 +1,20 @@
-"""Manuscripts on disk: root detection, magic comments, and the files a root pulls in."""
+"""The snapshot of one manuscript (`Manuscript`): its root and every source file it inputs, read once
+(`load_manuscript`); a candidate is derived from it (`Manuscript.derive`) without reading again. Root finding is
+`snapshot.roots`, what the sources say `tex.texinputs` and `tex.magic`, the sandbox copy `files.manuscriptcopy`."""
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, InputTooLarge, PatchwriteError
-from ..files.inputs import (
-    HELD_FILE_BYTES,
-    MB,
-    decode,
-    hold,
-    limit_for,
-    note_read,
-    open_regular,
-    read_prefix,
-    read_text,
-    text_bytes,
-    text_digest,
-)
-from ..files.paths import Boundary, repository_top
-from ..files.treecopy import CopyCap, copy_tree
-from ..tex.texmask import mask
-
-ENGINES = ("pdflatex", "xelatex", "lualatex")
-_SKIP_DIRS = {"__pycache__", "node_modules"}
-_STALE_SUFFIXES = (".aux", ".log", ".pdf", ".bbl", ".blg", ".bcf", ".run.xml", ".toc", ".lof", ".lot", ".out",
-                   ".fls", ".fdb_latexmk", ".synctex.gz", ".nav", ".snm", ".xdv")  # fmt: skip
-
-_MAGIC = re.compile(r"^\s*%\s*!\s*(?P<scope>TeX|TEX|tex|patchwrite)\s+(?:TS-)?(?P<key>[\w-]+)\s*=\s*(?P<value>.*?)\s*$")
-_DOCCLASS = re.compile(r"\\documentclass\b")
-_BEGIN_DOC = re.compile(r"\\begin\{document\}")
-_INCLUDE = re.compile(
-    r"\\(?P<cmd>input|include|subfile|subfileinclude|InputIfFileExists)\s*\{(?P<name>[^{}]+)\}"
-    # TeX's own syntax: `\input nums` (the name ends at a space, a brace, a backslash or a comment)
-    r"|\\input(?:\s+|(?=[./]))(?P<bare>[^\s{}\\%]+)"
-    # the import package: \import{dir/}{file} (from the root's directory), \subimport{dir/}{file} (from the file's)
-    r"|\\(?P<imp>import|subimport|inputfrom|subinputfrom|includefrom|subincludefrom)\*?\s*"
-    r"\{(?P<dir>[^{}]*)\}\s*\{(?P<file>[^{}]+)\}"
-)
-
-
-def include_name(match: re.Match[str], here: str = ".") -> str:
-    """Return the file an `_INCLUDE` match reads, relative to the root's directory (`here`: the including file's)."""
-    if match.group("name") is not None:
-        return match.group("name")
-    if match.group("bare") is not None:
-        return match.group("bare")
-    base = here if match.group("imp").startswith("sub") else "."
-    return os.path.normpath(os.path.join(base, match.group("dir").strip(), match.group("file").strip()))
-
-
-def magic_comments(text: str) -> dict[str, str]:
-    """Return `% !TEX key = value` and `% !patchwrite key = value` comments, keyed `tex.key` / `patchwrite.key`.
-
-    Like TeX editors, only the comment lines at the top of the file count.
-    """
-    found: dict[str, str] = {}
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if not stripped.startswith("%"):
-            break
-        match = _MAGIC.match(line)
-        if match:
-            scope = "patchwrite" if match.group("scope") == "patchwrite" else "tex"
-            found.setdefault(f"{scope}.{match.group('key').lower()}", match.group("value"))
-    return found
-
-
-def magic_line(text: str, key: str) -> int | None:
-    """Return the line of the first top-of-file magic comment `key` (`tex.root`, `patchwrite.log`), or None."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        if not line.lstrip().startswith("%"):
-            return None
-        if key in magic_comments(line):
-            return number
-    return None
-
-
-_BIBLATEX = re.compile(r"\\usepackage\s*(?:\[(?P<options>[^\]]*)\])?\s*\{[^}]*\bbiblatex\b[^}]*\}")
-
-
-def bib_backend(text: str) -> str:
-    """Return the tool that reads the bibliography: `biber` for biblatex (unless backend=bibtex), else `bibtex`."""
-    preamble = mask(text)[0].split("\\begin{document}", 1)[0]
-    found = _BIBLATEX.search(preamble)
-    if found is None:
-        return "bibtex"
-    return "bibtex" if re.search(r"backend\s*=\s*bibtex", found.group("options") or "") else "biber"
-
-
-def is_root(text: str) -> bool:
-    """Return whether `text` is a root document: `\\documentclass` before `\\begin{document}`."""
-    masked = mask(text)[0]
-    doc = _DOCCLASS.search(masked)
-    if not doc:
-        return False
-    begin = _BEGIN_DOC.search(masked)
-    return begin is None or doc.start() < begin.start()
-
-
-def input_spans(text: str) -> list[tuple[int, int, str]]:
-    """Return (start, end, name) of every `\\input`/`\\include`/`\\subfile` outside comments and verbatim."""
-    return [(m.start(), m.end(), include_name(m)) for m in _INCLUDE.finditer(mask(text)[0])]
+from ..errors import InputTooLarge
+from ..files.inputs import MB, limit_for, read_text, text_bytes, text_digest
+from ..files.paths import Boundary
+from ..tex.magic import magic_comments
+from ..tex.texinputs import include_lines
 
 
 def resolve_input(base: Path, name: str) -> Path | None:
@@ -195,14 +99,6 @@ class Manuscript:
         return load_manuscript(self.root, supplied, boundary=self.boundary, known=self)
 
 
-def _includes(text: str, here: str = ".") -> list[tuple[int, str]]:
-    return [
-        (lineno, include_name(match, here))
-        for lineno, line in enumerate(mask(text)[0].splitlines(), start=1)
-        for match in _INCLUDE.finditer(line)
-    ]
-
-
 def load_manuscript(
     root: Path | str,
     overrides: dict[Path, str] | None = None,
@@ -254,7 +150,7 @@ def load_manuscript(
             )
         manuscript.files.append(path)
         manuscript.texts[path] = text
-        return _includes(text, os.path.relpath(path.parent, manuscript.directory))
+        return include_lines(text, os.path.relpath(path.parent, manuscript.directory))
 
     # a stack of (file, its remaining includes), so the files come out in reading order
     stack: list[tuple[Path, list[tuple[int, str]]]] = [(root, read(root)[::-1])]
@@ -313,176 +209,3 @@ def add_engine_inputs(manuscript: Manuscript, names: list[str]) -> list[Path]:
         manuscript.digests[real] = text_digest(text)
         added.append(real)
     return added
-
-
-#: how many `*.tex` files per directory level root finding looks at, and how much of each
-MAX_ROOT_CANDIDATES = 64
-ROOT_PEEK_BYTES = 200_000
-#: folders a walk for root manuscripts never enters (beside every dot-folder), as pytest's `norecursedirs` has them
-ROOT_SKIP_DIRS = frozenset({"__pycache__", "node_modules", "build", "dist", "venv", "CVS", "_darcs", "{arch}"})
-
-
-def walked_dirs(here: str | Path, names: list[str]) -> list[str]:
-    """Return the sub-folders of `here` a walk for root manuscripts enters, sorted: the one skip rule of
-    `patchwrite check DIR`, `--patchwrite-bind` and the MCP server's `list_manuscripts` (no link to a folder)."""
-    return sorted(
-        d
-        for d in names
-        if not d.startswith(".")
-        and d not in ROOT_SKIP_DIRS
-        and not d.endswith(".egg")
-        and not os.path.islink(os.path.join(here, d))
-    )
-
-
-def peek_text(path: Path | str) -> str:
-    """Return the first `ROOT_PEEK_BYTES` of a file as text, enough to tell a root (`is_root`); raise InputError
-    (`NotRegularFile` for a FIFO or device) as `inputs.read_prefix` does."""
-    return read_prefix(path, ROOT_PEEK_BYTES).decode("utf-8", errors="replace")
-
-
-def _peek(path: Path) -> tuple[bytes, os.stat_result]:
-    """Return the first `ROOT_PEEK_BYTES` of a regular file and its fstat; raise InputError for anything else."""
-    fd, info = open_regular(path)
-    try:
-        return os.read(fd, ROOT_PEEK_BYTES), info
-    except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror})") from None
-    finally:
-        os.close(fd)
-
-
-def find_root(path: Path | str, levels: int = 3) -> Path:
-    """Return the root manuscript that reads `path`: itself, its `% !TEX root`, or a root that inputs it nearby."""
-    return locate(path, levels)[0]
-
-
-def locate(path: Path | str, levels: int = 3, text: str | None = None) -> tuple[Path, Manuscript | None]:
-    """Return (the root that reads `path`, as `find_root` finds it; the snapshot loaded to learn it, or None).
-
-    `text`: the file's text when the caller already read it (it is not read again); a root found by its inputs is
-    read once, the snapshot returned holds it.
-    """
-    path = Path(path).resolve()
-    text = read_text(path) if text is None else text
-    if is_root(text):
-        return path, None
-    # never look above the repository holding the file: a parent directory is someone else's
-    top = repository_top(path.parent) or path.parents[min(levels, len(path.parents)) - 1]
-    bound = Boundary(top)
-    named = magic_comments(text).get("tex.root")
-    if named and (path.parent / named).is_file():
-        real = bound.allowed(path.parent / named)
-        if real is not None and repository_top(path.parent) is None and real.parent not in path.parents:
-            real = None  # outside a repository only the file's own directories are its tree, no sibling's
-        if real is None:
-            raise InputError(
-                path,
-                f"`% !TEX root = {named}` names a file outside this file's repository (or a dot-file); "
-                "it is never read: name the root inside the repository, or check the root itself",
-                line=magic_line(text, "tex.root"),
-                reason="outside_tree",
-            )
-        return real, None
-    directory = path.parent
-    roots: list[Path] = []  # roots nearby that do not read the file by any `\\input` line we can follow
-    known = {path: text}  # what was read: a peek that was the whole file is not read again (a sibling section)
-    peeks: dict[Path, tuple[os.stat_result, bytes]] = {}
-    for _ in range(levels):
-        # a bounded look: the first few dozen regular files, a peek at their head, never a FIFO
-        for candidate in sorted(directory.glob("*.tex"))[:MAX_ROOT_CANDIDATES]:
-            if candidate.resolve() in known:
-                continue  # the file itself, which is no root
-            try:
-                head, info = _peek(candidate)
-                if len(head) == info.st_size:
-                    known[candidate.resolve()] = decode(head, candidate)
-                    peeks[candidate.resolve()] = (info, head)
-                if not is_root(head.decode("utf-8", "replace")):
-                    continue
-                loaded = load_manuscript(candidate, known=known)
-                roots.append(candidate)
-                if path in loaded.files:
-                    for read in loaded.files:  # a commit compares them before its swap, as any file it read
-                        if read in peeks:
-                            note_read(read, *peeks[read])
-                    return loaded.root, loaded
-            except PatchwriteError:
-                continue
-        if directory.parent == directory or directory == top:
-            break
-        directory = directory.parent
-    if roots:
-        # a fragment compiled on its own fails with errors that are not the edit's (`\\section` undefined, ...):
-        # a root nearby most likely reads it through a macro, which only the engine or the user can say
-        nearest = os.path.relpath(roots[0], path.parent)
-        raise InputError(
-            path,
-            f"no root manuscript reads this file through an `\\input` line patchwrite can follow (nearby root: "
-            f"{nearest}); a file read through a macro needs `% !TEX root = {nearest}` on a line of its own, "
-            "or check the root itself",
-        )
-    return path, None
-
-
-MAX_COPY_BYTES = 512 * 1024 * 1024
-MAX_COPY_FILES = 20000
-
-
-#: what the gates may read after a compile besides the sources: bibliographies and experimental logs
-_READ_LATER = (".bib", ".json", ".jsonl", ".csv", ".tsv", ".toml", ".yaml", ".yml", ".txt")
-
-
-def _worth_keeping(rel: str, size: int) -> bool:
-    return size <= HELD_FILE_BYTES and rel.lower().endswith(_READ_LATER)
-
-
-def copy_manuscript_dir(
-    src: Path,
-    dst: Path,
-    job: str,
-    *,
-    max_bytes: int = MAX_COPY_BYTES,
-    job_dir: str = "",
-    held: dict[Path, bytes] | None = None,
-    digests: dict[Path, bytes] | None = None,
-    store: dict[Path, bytes] | None = None,
-) -> dict[str, bytes]:
-    """Copy a manuscript directory; return {relpath: sha256 of its bytes} for each copied file.
-
-    A file whose real path is in `held` (a snapshot's texts) gets those bytes, not the disk's, and is not opened
-    again: the checked bytes are the compiled bytes (`digests`: their sha256 when known). Small bibliographies and
-    logs it copies are kept in `store` (a snapshot's `data`), so the gates after the compile do not read them again.
-
-    Only regular files and directories inside `src` are copied, opened so that no
-    other process can swap one for a symlink in between (see `treecopy`). Left out:
-    dot-files and dot-directories (VCS data such as `.git/config`, caches) and links
-    to them, the job's stale build outputs (in `job_dir`, the paper's directory
-    relative to `src`), symlinks that leave the directory (a pull request must not
-    smuggle `/etc/passwd` in as `notes.tex`), and files with more than one hard link
-    (one of the names may live outside). Raise InputTooLarge past `max_bytes` or
-    `MAX_COPY_FILES` files.
-    """
-    prefix = f"{job_dir.strip('/')}/" if job_dir.strip("/") else ""
-    stale = {f"{prefix}{job}{suffix}" for suffix in _STALE_SUFFIXES} if job else set()
-
-    def keep(rel: str, is_dir: bool) -> bool:
-        name = rel.rsplit("/", 1)[-1]
-        return name not in _SKIP_DIRS if is_dir else rel not in stale
-
-    try:
-        top = Path(os.path.realpath(src))
-        inside = {p.relative_to(top).as_posix(): (data, (digests or {}).get(p))
-                  for p, data in (held or {}).items() if p.is_relative_to(top)}  # fmt: skip
-        captured: dict[str, bytes] = {}
-        copied = copy_tree(src, dst, keep=keep, max_bytes=max_bytes, max_files=MAX_COPY_FILES, held=inside,
-                           capture=_worth_keeping if store is not None else None, captured=captured)  # fmt: skip
-        for rel, data in captured.items():
-            hold(store if store is not None else {}, top / rel, data)
-        return copied
-    except CopyCap:
-        raise InputTooLarge(
-            src,
-            f"the manuscript's directory holds more than {max_bytes >> 20} MB or {MAX_COPY_FILES} files"
-            "; the sandbox copy is capped",
-        ) from None

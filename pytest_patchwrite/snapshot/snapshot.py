@@ -24,7 +24,8 @@ from ..files.paths import Boundary
 from ..model import PatchContext
 from ..tex.latex import scan
 from .engines import engine_and_reason, read_local_styles
-from .manuscript import Manuscript, add_engine_inputs, load_manuscript, locate
+from .manuscript import Manuscript, add_engine_inputs, load_manuscript
+from .roots import locate
 
 
 def engine(manuscript: Manuscript) -> tuple[str | None, str]:
@@ -148,7 +149,7 @@ class Snapshots:
     located: dict[Path, tuple[Path, Manuscript | None]] = field(default_factory=dict)
 
     def root(self, path: Path | str) -> Path:
-        """Return the root manuscript that reads `path` (`manuscript.locate`, from HEAD's text: not read again)."""
+        """Return the root manuscript that reads `path` (`roots.locate`, from HEAD's text: not read again)."""
         real = Path(path).resolve()
         if real not in self.located:
             self.located[real] = locate(real, text=self.head.get(real))
