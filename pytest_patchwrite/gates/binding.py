@@ -144,7 +144,7 @@ def declared_logs(manuscript: Manuscript, logs: list[str | Path], config_text: s
         return resolve_logs(list(logs), manuscript.directory, manuscript.boundary)
     except (OutsideTree, NoLogMatch) as exc:
         where, line = declared_at(manuscript, "log", manuscript.root_text if config_text is None else config_text)
-        named = display_path(Path(exc.name), manuscript.directory)
+        named = display_path(manuscript.directory / exc.name, manuscript.directory)  # as written, not cwd-relative
         why = f"which {exc.why}" if isinstance(exc, OutsideTree) else "but no file matches it"
         raise InputError(
             where,
