@@ -1,7 +1,7 @@
 """Benchmark: a one-line candidate compiled warm (from HEAD's settled auxiliary files) against a cold check.
 
     python bench/bench_warm.py [--candidates 6] [--only NAME] [--paper ROOT ...] [--repeat 3] [--json OUT]
-                               [--unconfirmed | --sequential]
+                               [--unconfirmed | --sequential] [--whole-map | --map-ab]
 
 Four documents: the example paper and three generated larger ones (BibTeX with
 natbib, biblatex with biber, many cross-references with hyperref). For each: HEAD
@@ -21,7 +21,10 @@ median ratio. Every warm compile is confirmed by one cold first run beside it
 run after the warm one (as on a one-core machine) and `--unconfirmed` skips it,
 to show what each step costs (measurements only: the gate has no such switches).
 Each row also counts the confirmations that disagreed with the warm verdict
-(the candidate then got the cold check: `fallback`).
+(the candidate then got the cold check: `fallback`), and the warm runs that read
+a font map cut to HEAD's fonts and of them those that were void (gates/fontmap.py).
+`--whole-map` makes warm runs read the whole map; `--map-ab` also times every
+candidate warm with the whole map, beside the cut one, and prints that ratio.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pytest_patchwrite.gates import confirm, warm
+from pytest_patchwrite.gates import confirm, fontmap, warm
 from pytest_patchwrite.gates.compile import CompileGate
 from pytest_patchwrite.gates.report import CompileReport
 
@@ -134,13 +137,25 @@ def verdict(report: CompileReport) -> tuple[object, ...]:
     return report.ok, report.violations, report.messages if report.ok else None
 
 
-def measure(name: str, root: Path, count: int) -> dict[str, object]:
+def whole_map(gate: CompileGate, root: Path, overrides: dict[Path, str]) -> float:
+    """Return the seconds of a warm compile that reads pdfTeX's whole font map (gates.fontmap off)."""
+    cut, fontmap.cut = fontmap.cut, lambda use, texts: None
+    try:
+        started = time.perf_counter()
+        gate.compile(root, overrides)
+        return time.perf_counter() - started
+    finally:
+        fontmap.cut = cut
+
+
+def measure(name: str, root: Path, count: int, map_ab: bool = False) -> dict[str, object]:
     """Print one document's row; return its figures (the warm/cold ratio first)."""
     gate = CompileGate(root, use_cache=False)
     warm.STORE.clear()
     head = gate.compile(root)
     cold_s: list[float] = []
     warm_s: list[float] = []
+    whole_s: list[float] = []
     runs: list[int] = []
     kinds: Counter[str] = Counter()
     equal = 0
@@ -148,6 +163,8 @@ def measure(name: str, root: Path, count: int) -> dict[str, object]:
         started = time.perf_counter()
         w = gate.compile(root, {path: text})
         warm_s.append(time.perf_counter() - started)
+        if map_ab:
+            whole_s.append(whole_map(gate, root, {path: text}))
         started = time.perf_counter()
         c = gate.compile(root, {path: text}, warm_start=False)
         cold_s.append(time.perf_counter() - started)
@@ -160,17 +177,21 @@ def measure(name: str, root: Path, count: int) -> dict[str, object]:
         moved[w.start] += 1
         equal += verdict(w) == verdict(gate.compile(root, {path: text}, warm_start=False))
     ratio = statistics.median(warm_s) / statistics.median(cold_s)
+    whole = statistics.median(whole_s) / statistics.median(cold_s) if whole_s else None
     starts = "; ".join(
         ", ".join(f"{k} {c[k]}" for k in ("warm", "warm+", "fallback", "cold") if c[k]) for c in (kinds, moved)
     )
     print(f"{name:<10} {'ok' if head.ok else 'FAILS':<5} {head.runs:>4} {statistics.median(runs):>9.0f} "
           f"{statistics.median(cold_s):>7.2f} {statistics.median(warm_s):>7.2f} {ratio:>7.2f}  "
           f"{equal}/{len(warm_s) + sum(moved.values())}  {gate.confirmations_failed}/{gate.confirmations}  "
-          f"{starts}", flush=True)  # fmt: skip
+          f"{gate.maps_void}/{gate.maps_cut}  {'' if whole is None else f'whole map {whole:.2f}  '}{starts}",
+          flush=True)  # fmt: skip
     return {"ratio": round(ratio, 3), "cold_s": round(statistics.median(cold_s), 3),
             "warm_s": round(statistics.median(warm_s), 3), "head_ok": head.ok, "cold_runs": statistics.median(runs),
             "same_verdict": [equal, len(warm_s) + sum(moved.values())],
             "confirmations": gate.confirmations, "confirmations_disagreed": gate.confirmations_failed,
+            "maps_cut": gate.maps_cut, "maps_void": gate.maps_void,
+            **({"whole_map_ratio": round(whole, 3)} if whole is not None else {}),
             "starts": dict(kinds + moved)}  # fmt: skip
 
 
@@ -203,24 +224,30 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="write the figures to this file")
     parser.add_argument("--unconfirmed", action="store_true", help="skip the cold first run confirming warm runs")
     parser.add_argument("--sequential", action="store_true", help="run the confirmation after the warm run")
+    parser.add_argument("--whole-map", action="store_true", help="warm runs read pdfTeX's whole font map")
+    parser.add_argument("--map-ab", action="store_true",
+                        help="also time each candidate warm with the whole font map (the ratio beside)")  # fmt: skip
     args = parser.parse_args()
     if args.unconfirmed:
         CompileGate._first_run = lambda self, *a, **k: confirm.FirstRun()  # type: ignore[method-assign]
         confirm.agrees = lambda warm_first, cold_first, linked: True  # type: ignore[assignment]
     if args.sequential:
         confirm.cores = lambda: 1
+    if args.whole_map:
+        fontmap.cut = lambda use, texts: None  # type: ignore[assignment]
     print(f"{'document':<10} {'HEAD':<5} {'runs':>4} {'cold runs':>9} {'cold s':>7} {'warm s':>7} {'ratio':>7}  "
-          "same verdict  disagreed  warm starts: one-word candidates; label or new key")  # fmt: skip
+          "same verdict  disagreed  map void/cut  warm starts: one-word candidates; label or new key")  # fmt: skip
     figures: dict[str, list[dict[str, object]]] = {}
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory() as tmp:
             for name, root in documents(args, Path(tmp)):
-                figures.setdefault(name, []).append(measure(name, root, args.candidates))
+                figures.setdefault(name, []).append(measure(name, root, args.candidates, args.map_ab))
     medians = {name: statistics.median(float(str(f["ratio"])) for f in runs) for name, runs in figures.items()}
     for name, ratio in medians.items():
         print(f"{name}: median warm/cold = {ratio:.2f} over {len(figures[name])} run(s)")
     if args.json is not None:
         mode = "unconfirmed" if args.unconfirmed else "sequential" if args.sequential else "beside"
+        mode += ", whole font map" if args.whole_map else ", cut font map"
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"confirmation": mode, "candidates": args.candidates, "median_ratio": medians,
                                          "runs": figures}, indent=2) + "\n")  # fmt: skip

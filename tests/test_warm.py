@@ -17,7 +17,7 @@ from support import require_ctex, require_tool
 from pytest_patchwrite.corpus import DOCUMENTS, FAULTS, FaultNotApplicable, inject, materialize
 from pytest_patchwrite.edit import apply_edit
 from pytest_patchwrite.flows.transaction import try_patch
-from pytest_patchwrite.gates import confirm, warm
+from pytest_patchwrite.gates import confirm, fontmap, warm
 from pytest_patchwrite.gates.compile import CompileGate
 from pytest_patchwrite.gates.report import CompileReport
 from pytest_patchwrite.model import PatchContext
@@ -200,6 +200,49 @@ def test_a_font_only_a_cold_run_embeds_is_confirmed_in_a_normal_run(tmp_path: Pa
     candidate = PWOK.replace("Hello.", "Hello. \\ifx\\pwok\\undefined\\pdfmapline{=cmr10 CMR10 <./nofont.pfb}\\fi")
     report = compare(gate, root, {root: candidate})
     assert (report.start, report.ok) == ("fallback", False)
+    assert gate.maps_cut == 0  # a manuscript that names map lines gets the whole map (gates.fontmap)
+
+
+def test_a_warm_run_reads_the_font_map_cut_to_heads_fonts(paper: tuple[CompileGate, Path, Path]) -> None:
+    gate, root, results = paper
+    state = warm.STORE.get("", f"pdflatex:{root}", None)
+    assert state is not None and state.fonts is not None
+    whole = Path(state.fonts.map_file).read_bytes().count(b"\n")
+    cut = fontmap.cut(state.fonts, {})
+    assert cut is not None and 0 < cut.data.count(b"\n") < whole / 100
+    assert b"\ncmr10 CMR10 <cmr10.pfb\n" in b"\n" + cut.data  # the whole map's own lines, as they are
+    report = compare(gate, root, {results: edits(results.read_text())["one_line"]})
+    assert (report.start, gate.maps_cut, gate.maps_void) == ("warm", 1, 0)
+
+
+PLAIN = "\\documentclass{article}\n\\begin{document}\nHello.\n\\end{document}\n"
+
+
+@pytest.mark.parametrize(
+    ("words", "start"),
+    [
+        ("{\\small Small.}", "warm"),  # cmr9: a size of a family HEAD uses, kept in the cut map
+        ("\\textsf{Sans.}", "fallback"),  # cmss10: no line in the cut map, so a bitmap font or a pdfTeX error
+        ("\\usepackage{xcolor}", "fallback"),  # a package HEAD did not read could add map lines
+    ],
+)
+def test_a_font_heads_run_did_not_use_voids_the_cut_map(tmp_path: Path, words: str, start: str) -> None:
+    gate, root = compiled_head(tmp_path, PLAIN)
+    candidate = PLAIN.replace("Hello.", f"Hello. {words}")
+    if words.startswith("\\usepackage"):
+        candidate = PLAIN.replace("\\begin{document}", f"{words}\n\\begin{{document}}")
+    report = compare(gate, root, {root: candidate})
+    assert (report.start, report.ok, gate.maps_cut) == (start, True, 1)
+    assert gate.maps_void == (start == "fallback")
+
+
+def test_font_use_is_kept_with_the_state_on_disk(tmp_path: Path) -> None:
+    use = fontmap.FontUse("/var/lib/texmf/fonts/map/pdftex/updmap/pdftex.map", ("cmr12",), ("cmr12.pfb",), ("/a",))
+    state = warm.WarmState({"patchwrite.aux": b"\\relax\n"}, {"main.tex": b"x" * 32}, None, use)
+    assert warm.WarmState.from_json(state.to_json()) == state
+    old = {k: v for k, v in state.to_json().items() if k != "fonts"}  # a state kept before font maps were cut
+    assert warm.WarmState.from_json(old).fonts is None
+    assert fontmap.FontUse.from_json({"map": 3, "metrics": [], "font_files": [], "reads": []}) is None
 
 
 def test_a_run_that_writes_into_a_shared_input_voids_the_confirmation(tmp_path: Path) -> None:

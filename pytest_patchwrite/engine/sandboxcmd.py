@@ -21,6 +21,7 @@ from .sandboxlimits import Limits, with_limits
 # where the private copy appears inside the sandbox; a fixed path, so logs read the same everywhere
 TREE = "/patchwrite/tree"
 _HOME = "/tmp/home"
+HOME = _HOME  # the sandbox's home: its font directories (TEXMFVAR, TEXMFHOME) live below it
 # read-only parts of the host a TeX run needs (only those present are bound)
 _RO_PATHS = ("/usr", "/var/lib/texmf", "/var/cache/fontconfig", "/etc/texmf", "/etc/fonts", "/etc/ld.so.cache",
              "/etc/alternatives", "/etc/perl", "/etc/localtime", "/etc/papersize", "/etc/libpaper.d")  # fmt: skip
@@ -103,6 +104,14 @@ class FontDirs:
 
     var: Path  # writable, the job's own: TEXMFVAR, where mktexpk and mktextfm write
     cache: Path | None = None  # read-only, fonts built by `fontcache` from TeX Live's sources alone: TEXMFHOME
+    # (file, path): a cut font map bound read-only over the map at `path` (gates.fontmap; warm runs only)
+    map_over: tuple[Path, str] | None = None
+
+
+def read_only_host_path(path: str) -> bool:
+    """Return whether `path` is a file of the host that every sandbox sees read-only at the same path."""
+    real = os.path.realpath(path)
+    return os.path.isfile(real) and any(real.startswith(p + "/") for p in _RO_PATHS if os.path.exists(p))
 
 
 def _bwrap_args(
@@ -125,6 +134,8 @@ def _bwrap_args(
         args += ["--bind", str(fonts.var), f"{_HOME}/texmf-var"]
         if fonts.cache is not None and fonts.cache.is_dir():
             args += ["--ro-bind", str(fonts.cache), f"{_HOME}/texmf"]
+        if fonts.map_over is not None and read_only_host_path(fonts.map_over[1]):
+            args += ["--ro-bind", str(fonts.map_over[0]), os.path.realpath(fonts.map_over[1])]
     if tree is not None:
         args += ["--bind", str(tree), TREE, "--chdir", cwd]
     return args

@@ -20,7 +20,7 @@ from ..model import GateResult, PatchContext, Violation, failing
 from ..snapshot import snapshot
 from ..snapshot.engines import ENGINES
 from ..snapshot.manuscript import Manuscript, load_manuscript
-from . import cachetrust, confirm, fontcache, mirror, outcomes, record, verdicts, warm
+from . import cachetrust, confirm, fontcache, fontmap, mirror, outcomes, record, verdicts, warm
 from .located import located_violations, relocate
 from .report import PACKAGE_OF, CompileReport, EngineMissing
 from .rerun import aux_state, bib_tool_input, failed, read_log, settling
@@ -81,6 +81,9 @@ class CompileGate:
         # compile (gates.confirm)
         self.confirmations = 0
         self.confirmations_failed = 0
+        # warm runs that read a cut font map (gates.fontmap), and those of them that had to start again cold
+        self.maps_cut = 0
+        self.maps_void = 0
         self._fonts: sandboxcmd.FontDirs | None = None  # the current compile's (fontcache)
         self._texts: dict[Path, str] = {}  # the current compile's snapshot texts (where violations are located)
         self._stop = ""  # what stopped the last tool run: a sandbox limit or "timeout" (gates.outcomes)
@@ -188,7 +191,8 @@ class CompileGate:
                 if report.ok and self.pdf_sink is not None and start.kind != "fallback":
                     self.pdf_sink(work / f"{JOB}.pdf", key)
                 if report.ok and start.kind != "fallback" and self.warm_starts:
-                    if state := warm.capture(work, sources, start.bib):
+                    fonts = fontmap.used(engine, confined, work, JOB, record.recording(work, JOB))
+                    if state := warm.capture(work, sources, start.bib, fonts):
                         warm.STORE.put(key, f"{engine}:{root}", state, self._warm_dir())
         if start.kind == "fallback":
             # the cold check itself, in a fresh sandbox with a fresh deadline
@@ -214,6 +218,8 @@ class CompileGate:
         assert start.state is not None
         start.seeded = warm.seed(work, start.state)
         linked.seal()
+        if cut := fontmap.bind(self._fonts, start.state.fonts, self._texts, stack):  # the map of HEAD's fonts
+            self._fonts, start.font_reads, self.maps_cut = cut, fontmap.reads(start.state.fonts), self.maps_cut + 1
         fonts = stack.enter_context(fontcache.job_fonts(not self.trusted and sandboxcmd.available()))
         cold_work = other / work.relative_to(tree)
         check = confirm.Confirmation(lambda cancel: self._first_run(engine, cold_work, entry, fonts, cancel),
@@ -286,7 +292,7 @@ class CompileGate:
     ) -> tuple[list[LogMessage], Recording, tuple[str | None, str | None] | None] | None:
         """Run the loop of `_run`; return the last run's messages, its record and the bibliography tool it asked
         for (None when not read), or None when a warm start has to start again cold (`start.kind` says so)."""
-        options = _engine_options(job)
+        options = _engine_options(job) + ([fontmap.MKTEX_OFF] if start.font_reads is not None else [])
         messages: list[LogMessage] = []
         recorded = Recording()
         asked: tuple[str | None, str | None] | None = None  # the tool and its input after the last run, once read
@@ -303,6 +309,10 @@ class CompileGate:
             log = read_log(work / f"{job}.log")
             recorded = record.recording(work, job)
             messages = parse_tex_log(log, entry, lambda f: (work / f).is_file() or Path(f).is_file(), recorded.inputs)
+            if start.font_reads is not None and not fontmap.faithful(recorded, log, start.font_reads):
+                self.maps_void += 1
+                start.kind = "fallback"  # a font HEAD did not use: the cut map may have changed the run
+                return None
             if start.seeded and report.runs == 1 and start.shows_state(messages, work):
                 start.kind = "fallback"
                 return None
@@ -398,14 +408,7 @@ class CompileGate:
         return verdicts.cache_key(options, sources)
 
     def _cache_get(self, key: str, base: Path, rejected: list[str]) -> CompileReport | None:
-        """Return the cached report, its paths moved to `base`: the same bytes may sit in another directory."""
-        if self.cache_dir is None:
-            return None
-        data = verdicts.load(self.cache_dir, key, base, rejected)
-        try:
-            return CompileReport.from_json(data) if data is not None else None
-        except (TypeError, KeyError, ValueError):
-            return None
+        return verdicts.load_report(self.cache_dir, key, base, rejected) if self.cache_dir is not None else None
 
     def _cache_put(self, key: str, report: CompileReport, base: Path) -> None:
         if self.cache_dir is not None:

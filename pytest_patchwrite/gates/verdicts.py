@@ -11,6 +11,7 @@ from typing import Any
 from ..files.inputs import text_digest
 from ..files.tempfiles import write_json
 from . import cachetrust
+from .report import CompileReport
 
 CACHE_VERSION = "8"  # 6: the repository mirror, one message per error and line, the engine record; 7: cited keys;
 # 8: the keys the job defined itself
@@ -53,6 +54,15 @@ def load(cache_dir: Path, key: str, base: Path, rejected: list[str] | None = Non
     except (TypeError, KeyError, AttributeError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def load_report(cache_dir: Path, key: str, base: Path, rejected: list[str]) -> CompileReport | None:
+    """Return the cached report under `key`, its paths moved to `base` (see `load`), or None."""
+    data = load(cache_dir, key, base, rejected)
+    try:
+        return CompileReport.from_json(data) if data is not None else None
+    except (TypeError, KeyError, ValueError):
+        return None
 
 
 def store(cache_dir: Path, key: str, data: dict[str, Any], base: Path) -> None:

@@ -33,6 +33,7 @@ from ..engine.texlog import ERROR, FATAL, LogMessage
 from ..files.streamread import file_sha256
 from ..files.tempfiles import write_json
 from . import cachetrust
+from .fontmap import FontUse
 from .rerun import AUX_SUFFIXES
 
 if TYPE_CHECKING:
@@ -50,17 +51,19 @@ MANUSCRIPTS = 8  # manuscripts whose states are kept per process (the LRU)
 
 @dataclass(frozen=True)
 class WarmState:
-    """The settled build files of one compile, the sources it compiled ({relpath: sha256}) and what its
-    bibliography tool last read."""
+    """The settled build files of one compile, the sources it compiled ({relpath: sha256}), what its
+    bibliography tool last read and what its last run used of the font map (gates.fontmap)."""
 
     files: dict[str, bytes]
     sources: dict[str, bytes]
     bib_read: str | None
+    fonts: FontUse | None = None
 
     def to_json(self) -> dict[str, object]:
         """Return the state as JSON data (base64 file contents, hex digests)."""
         files = {rel: base64.b64encode(data).decode("ascii") for rel, data in self.files.items()}
-        return {"files": files, "sources": {rel: d.hex() for rel, d in self.sources.items()}, "bib_read": self.bib_read}
+        return {"files": files, "sources": {rel: d.hex() for rel, d in self.sources.items()}, "bib_read": self.bib_read,
+                "fonts": self.fonts.to_json() if self.fonts is not None else None}  # fmt: skip
 
     @classmethod
     def from_json(cls, data: dict) -> WarmState:
@@ -68,7 +71,8 @@ class WarmState:
         files = {str(rel): base64.b64decode(text, validate=True) for rel, text in data["files"].items()}
         sources = {str(rel): bytes.fromhex(d) for rel, d in data["sources"].items()}
         bib_read = data["bib_read"]
-        return cls(files, sources, bib_read if isinstance(bib_read, str) else None)
+        fonts = FontUse.from_json(data.get("fonts"))
+        return cls(files, sources, bib_read if isinstance(bib_read, str) else None, fonts)
 
 
 @dataclass
@@ -81,6 +85,7 @@ class Start:
     kind: str = "cold"
     bib: str | None = None  # what the bibliography tool last read (the .aux lines or the .bcf), as the loop goes
     first_errors: list[LogMessage] = field(default_factory=list)  # what the first run stopped at (gates.confirm)
+    font_reads: tuple[str, ...] | None = None  # runs read a cut font map: HEAD's reads outside the copy (fontmap)
 
     def kept_bib(self, sources: dict[str, bytes]) -> str | None:
         """Return what the kept `.bbl` was made from, or None when a file the bibliography tool reads has changed."""
@@ -107,7 +112,9 @@ def _suffix(name: str) -> str:
     return os.path.splitext(name)[1]
 
 
-def capture(work: Path, sources: dict[str, bytes], bib_read: str | None) -> WarmState | None:
+def capture(
+    work: Path, sources: dict[str, bytes], bib_read: str | None, fonts: FontUse | None = None
+) -> WarmState | None:
     """Return the build files in `work` (new ones, and sources a run rewrote) as a state, or None when one of them
     is of a kind the compile loop does not track (its next run could read it without the loop noticing)."""
     files: dict[str, bytes] = {}
@@ -129,7 +136,7 @@ def capture(work: Path, sources: dict[str, bytes], bib_read: str | None) -> Warm
             if total > MAX_STATE_BYTES:
                 return None
             files[rel] = data
-    return WarmState(files, dict(sources), bib_read)
+    return WarmState(files, dict(sources), bib_read, fonts)
 
 
 def seed(work: Path, state: WarmState) -> dict[str, int]:
