@@ -44,7 +44,7 @@ class StressOptions:
     trusted: bool = False  # the corpus is ours: `True` compiles without the OS sandbox (to measure its cost)
     worker_cache: str = ""  # a cluster run's id: each worker keeps the run's verdicts in a scratch cache of its own
     # summary `detection`: each content fault checked cold by the pool rule and by bindings (4 full compiles per
-    # manuscript, about 40% of the table's own wall): opt-in (`patchwrite stress --detection`), not part of Table 2
+    # manuscript; the run takes 1.5-1.9 times as long): opt-in (`patchwrite stress --detection`), not in Table 2
     detection: bool = False
 
 
