@@ -236,6 +236,17 @@ def test_a_font_heads_run_did_not_use_voids_the_cut_map(tmp_path: Path, words: s
     assert gate.maps_void == (start == "fallback")
 
 
+def test_bitmap_fonts_from_the_cache_keep_the_cut_map(tmp_path: Path) -> None:
+    # T1 without cm-super: the EC fonts are bitmaps, made by the first job and then read from the font cache
+    head = PLAIN.replace("\\begin{document}", "\\usepackage[T1]{fontenc}\n\\begin{document}")
+    gate, root = compiled_head(tmp_path, head)
+    assert gate.compile(root).ok  # HEAD again: its state now names the fonts as the cache holds them
+    state = warm.STORE.get("", f"pdflatex:{root}", None)
+    assert state is not None and state.fonts is not None and "ecrm1000" in state.fonts.metrics
+    report = compare(gate, root, {root: head.replace("Hello.", "Hello, world.")})
+    assert (report.start, report.ok, gate.maps_cut, gate.maps_void) == ("warm", True, 1, 0)
+
+
 def test_font_use_is_kept_with_the_state_on_disk(tmp_path: Path) -> None:
     use = fontmap.FontUse("/var/lib/texmf/fonts/map/pdftex/updmap/pdftex.map", ("cmr12",), ("cmr12.pfb",), ("/a",))
     state = warm.WarmState({"patchwrite.aux": b"\\relax\n"}, {"main.tex": b"x" * 32}, None, use)

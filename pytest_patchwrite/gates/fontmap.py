@@ -5,15 +5,16 @@ about a quarter of the CPU time of a one-page run. HEAD's settled run already sh
 uses, so a warm run (gates.warm) reads a map cut to the lines of those fonts, bound read-only over the map's own
 path inside the sandbox: the log and the engine's record name the same file as in a cold run.
 
-Why the verdict stays the cold one. pdfTeX looks a font up by its name; for a font whose lines the cut map holds,
-both maps give the same lines in the same order. A run can only differ where it looks up another font: the cut
-map has no entry, so pdfTeX turns to a bitmap font and either opens a `.pk` file (the `.fls` lists it) or, with
-mktexpk off (`-no-mktex=pk`, so nothing is generated), stops with a `!pdfTeX error`. A warm run that opened a
-`.pk`, read a file outside the copy that HEAD's run did not read, or met a pdfTeX error is therefore void and
-the compile starts again cold (`faithful`). The map is cut only when HEAD's run read one map (`pdftex.map`, no
-manuscript's own), no bitmap font and nothing from the sandbox's home, its log shows no map warning (a warning
-about another font's line would be missing from the warm log), the candidate's sources do not name `\\pdfmap`,
-and the engine is pdflatex.
+Why the verdict stays the cold one. pdfTeX looks a font up by its name; for a font whose lines the cut map holds
+(a font HEAD's run loaded, embedded or drew as a bitmap, and the other sizes of its family), both maps give the
+same lines in the same order. A run can only differ where it looks up another font: the cut map has no entry, so
+pdfTeX turns to a bitmap font and either opens a `.pk` file (the `.fls` lists it) or, with mktexpk off
+(`-no-mktex=pk`, so nothing is generated), stops with a `!pdfTeX error`. A warm run that opened a `.pk` HEAD's
+run did not open, read a file outside the copy that HEAD's run did not read (but a metric, or the files of a kept
+entry), or met a pdfTeX error is therefore void and the compile starts again cold (`faithful`). The map is cut
+only when HEAD's run read one map (`pdftex.map`, no manuscript's own) and no font its own job made, its log shows
+no map warning (a warning about another font's line would be missing from the warm log), no TeX file it read
+and no source of the candidate names `\\pdfmap...`, and the engine is pdflatex.
 """
 
 from __future__ import annotations
@@ -87,16 +88,17 @@ def used(engine: str, confined: bool, work: Path, job: str, recorded: Recording)
     maps = [name for name in outside if name.endswith(".map") and os.path.basename(name) != KPSE_NAMES]
     if len(maps) != 1 or os.path.basename(maps[0]) != MAP or not sandboxcmd.read_only_host_path(maps[0]):
         return None
-    if any(_PK.search(name) for name in recorded.inputs) or any(n.startswith(sandboxcmd.HOME) for n in outside):
-        return None
+    if any(name.startswith(f"{sandboxcmd.HOME}/texmf-var/") for name in outside):
+        return None  # a font this job made: a warm job finds it in the cache, by another name
     if "map)" in read_log(work / f"{job}.log"):  # `pdfTeX warning: pdflatex (file .../pdftex.map): ...`
         return None
     own = [work / n for n in recorded.inputs if not os.path.isabs(n) and n.endswith(_CODE)]
     if _names_map_lines(own):  # the manuscript's own code adds map lines: duplicates would warn in a cold run
         return None
-    metrics = sorted({os.path.basename(n)[:-4] for n in recorded.inputs if n.endswith(".tfm")})
+    metrics = {os.path.basename(n)[:-4] for n in recorded.inputs if n.endswith(".tfm")}
+    metrics |= {os.path.basename(n).split(".")[0] for n in recorded.inputs if _PK.search(n)}  # no map entry
     files = sorted({os.path.basename(n) for n in recorded.inputs if n.lower().endswith(_FONT_FILES)})
-    return FontUse(maps[0], tuple(metrics), tuple(files), tuple(outside))
+    return FontUse(maps[0], tuple(sorted(metrics)), tuple(files), tuple(outside))
 
 
 @dataclass(frozen=True)
@@ -190,11 +192,11 @@ def _names_map_lines(files: list[Path]) -> bool:
 
 
 def faithful(recorded: Recording, log: str, reads: tuple[str, ...]) -> bool:
-    """Return whether a run that read a cut map read what a run with the whole map reads: no bitmap font, outside
-    the copy nothing HEAD's run did not read but metrics and the files of a kept entry, no pdfTeX error (a font
-    without an entry stops the run)."""
-    if any(_PK.search(name) for name in recorded.inputs) or "!pdfTeX error" in log:
-        return False
+    """Return whether a run that read a cut map read what a run with the whole map reads: no bitmap font HEAD's
+    run did not open, outside the copy nothing HEAD's run did not read but metrics and the files of a kept entry,
+    no pdfTeX error (a font without an entry stops the run)."""
     allowed = set(reads)
+    if any(_PK.search(name) and name not in allowed for name in recorded.inputs) or "!pdfTeX error" in log:
+        return False
     return all(name in allowed or name.lower().endswith(_NEW_READS) or os.path.basename(name) == KPSE_NAMES
                for name in _outside(recorded))  # fmt: skip
