@@ -232,6 +232,7 @@ class EntryIndex:
         self._keys = [f for f, _ in self._floats]
         self.structured = {log.path: is_structured(log.path) for log in logs}
         self.chance = Chance(self._keys, sum(log.dropped for log in logs))
+        self._columns: dict[int, dict[tuple[str, str], list[Entry]]] = {}
 
     def fitting(self, printed: Decimal, power: int) -> list[tuple[Entry, Decimal]]:
         """Return the entries whose value times 10**power rounds to `printed`, with that value."""
@@ -257,7 +258,12 @@ class EntryIndex:
 
     def columns(self, limit: int) -> dict[tuple[str, str], list[Entry]]:
         """Return the log columns of 2 to `limit` values whose every value is held (a list's `runs[*].acc`, a CSV's
-        column), by (log, column)."""
+        column), by (log, column); read once per limit, not once per number."""
+        if limit not in self._columns:
+            self._columns[limit] = self._read_columns(limit)
+        return self._columns[limit]
+
+    def _read_columns(self, limit: int) -> dict[tuple[str, str], list[Entry]]:
         out: dict[tuple[str, str], list[Entry]] = {}
         for log in self.logs:
             for e in log.entries:

@@ -13,8 +13,10 @@ wins over per-seed rows unless the number's words name the seed. What stays unbo
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
+from ..tex.texwords import WINDOW
 from .bindblocks import align_blocks, settle_rows
 from .binder import Bound, Candidate, EntryIndex, Occurrence, col_key, factor_of, score, transforms
 from .bindrules import (
@@ -169,19 +171,44 @@ def bind_fresh(
         if i not in decided and (bound := decide(occ, ranked[i], index, rules)) is not None:
             decided[i] = bound
     settle_rows(occs, decided, ranked)
+    beside = Neighbours(occs, decided)
     for i, occ in enumerate(occs):
         if i in decided:
             continue
-        neighbours = [b for j, b in decided.items() if _near(occs[j], occ)]
-        found = derive(occ, neighbours, index)
+        found = derive(occ, [decided[j] for j in beside.of(occ)], index)
         if found is not None:
             decided[i] = Bound(occ, found, [], "derived", "derived")
     return sum(1 for i, f in fitted.items() if f and i not in decided)
 
 
-def _near(a: Occurrence, b: Occurrence) -> bool:
-    if a.file != b.file or a.context.group != b.context.group:
-        return False
-    if a.context.cell is None or b.context.cell is None:
-        return True
-    return a.context.cell[1] == b.context.cell[1] or a.context.cell[2] == b.context.cell[2]
+class Neighbours:
+    """The decided numbers that may be operands of a derived one: those of its table row or column, or of its
+    sentence within `WINDOW` characters (a sentence of a megabyte does not make every number an operand of every
+    other), looked up by place, not by scanning every decision."""
+
+    def __init__(self, occs: list[Occurrence], decided: dict[int, Bound]) -> None:
+        self._by: dict[tuple[object, ...], list[int]] = {}
+        for j in sorted(decided, key=lambda j: (occs[j].number.start, j)):
+            occ = occs[j]
+            cell = occ.context.cell
+            keys = (
+                [(occ.file, occ.context.group)]
+                if cell is None
+                else [(occ.file, occ.context.group, "row", cell[1]), (occ.file, occ.context.group, "column", cell[2])]
+            )
+            for key in keys:
+                self._by.setdefault(key, []).append(j)
+        self._starts = {key: [occs[j].number.start for j in js] for key, js in self._by.items()}
+
+    def of(self, occ: Occurrence) -> list[int]:
+        """Return the decided numbers beside `occ`, in order."""
+        cell = occ.context.cell
+        if cell is not None:
+            found = self._by.get((occ.file, occ.context.group, "row", cell[1]), [])
+            found = found + self._by.get((occ.file, occ.context.group, "column", cell[2]), [])
+            return sorted(set(found))
+        key = (occ.file, occ.context.group)
+        starts = self._starts.get(key, [])
+        low = bisect.bisect_left(starts, occ.number.start - WINDOW)
+        high = bisect.bisect_right(starts, occ.number.start + WINDOW)
+        return sorted(self._by[key][low:high]) if high > low else []

@@ -17,7 +17,8 @@ import re
 from collections.abc import Iterable
 from pathlib import PurePath
 
-from ..tex.texcontext import CONFIG, Context
+from ..tex.texcontext import Context
+from ..tex.texwords import CONFIG
 from .binder import Occurrence, col_key, name_words, similar
 from .logentries import Entry, LogData
 

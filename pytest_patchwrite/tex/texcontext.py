@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 from .latex import Number
 from .texmask import command_args, mask
+from .texwords import WINDOW, Sentence, configs_of, words_of
 
 TABULARS = ("tabular", "tabular*", "tabularx", "tabulary", "longtable", "tblr")
 _TABULAR_ARGS = {"tabular": 1, "tabular*": 2, "tabularx": 2, "tabulary": 2, "longtable": 1, "tblr": 1}
 _BEGIN_TABULAR = re.compile(r"\\begin\{(" + "|".join(re.escape(t) for t in TABULARS) + r")\}")
 _FLOATS = re.compile(r"\\(begin|end)\{(table\*?|figure\*?|wraptable|sidewaystable)\}")
-_WORD = re.compile(r"(?<![\\A-Za-z@\d])[^\W\d_][^\W_]+")  # F1, top5 and acc; not 50k nor \textbf
 _TOKEN = re.compile(r"\\[A-Za-z@]+|\\\\|&|[^\W\d_][^\W_]*|\d[\d.,]*")
 _DECIMAL = re.compile(r"\d[\d,]*\.\d")
 _CELL_NUMBER = re.compile(r"\d")
@@ -32,43 +32,7 @@ _UNITS = {"M": ("scale:1e-6",), "million": ("scale:1e-6",), "millions": ("scale:
           "K": ("scale:1e-3",), "k": ("scale:1e-3",), "thousand": ("scale:1e-3",), "thousands": ("scale:1e-3",),
           "B": ("scale:1e-9",), "G": ("scale:1e-9",), "billion": ("scale:1e-9",), "billions": ("scale:1e-9",),
           "ms": ("scale:1e3",), "s": ("scale:1e-3",), "sec": ("scale:1e-3",)}  # fmt: skip
-STOPWORDS = frozenset(
-    """the a an and or of in on at to for with by from as is are was were be been this that these those we our
-    it its than then over under into per vs via which while also both each all any more most less only not
-    compared table tab fig figure section results result shows show shown reports report reported using used
-    lr rl lcc ccc toprule midrule bottomrule hline cline cmidrule textbf textit emph bf it multicolumn multirow
-    centering footnotesize small scriptsize tiny large pm mathbf mathrm document""".split()
-)
-
-
-#: a model size or configuration named in text or in a log's path (`7B`, `1.5b`, `125M`, `Qwen2.5-32B`)
-CONFIG = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)[-_]?([bBmM])(?![A-Za-z])")
-_PLAIN_NUMBER = re.compile(r"(?<![\w.\\])\d[\d.,]*(?![\w])")
 NEAR = 4  # own words each side of a prose number
-
-
-def configs_of(text: str, skip: tuple[int, int] | None = None) -> frozenset[str]:
-    """Return the model sizes a text names, lower case without separators (`7B` -> `7b`), outside `skip`."""
-    found = set()
-    for m in CONFIG.finditer(text):
-        if skip is not None and m.start() < skip[1] and skip[0] < m.end():
-            continue
-        found.add(f"{m.group(1)}{m.group(2).lower()}")
-    return frozenset(found)
-
-
-_GREEK = re.compile(r"\\(?:var)?(alpha|beta|gamma|delta|epsilon|eta|theta|kappa|lambda|mu|nu|rho|sigma|tau|phi|omega)"
-                    r"(?![A-Za-z])")  # fmt: skip
-
-
-def words_of(text: str) -> list[str]:
-    """Return the lower-case words of a LaTeX fragment, without command names and stop words.
-
-    Greek letters count as words (`$\\gamma$` names a `gamma` key): papers and logs both name
-    hyperparameters so.
-    """
-    words = [w.lower() for w in _WORD.findall(text) if w.lower() not in STOPWORDS]
-    return words + _GREEK.findall(text)
 
 
 @dataclass
@@ -119,6 +83,9 @@ class Layout:
                         for m in _TOKEN.finditer(self.masked)]  # fmt: skip
         self._token_starts = [t[0] for t in self._tokens]
         self._row_names: dict[tuple[int, int], str] = {}
+        self._sentences: dict[int, Sentence] = {}
+        self._cell_starts = [[c[0] for c in t.cells] for t in self.tables]
+        self._rows: dict[tuple[int, int], list[tuple[int, int, int, int, str]]] = {}
 
     def anchor(self, number: Number, size: int = 4) -> tuple[str, str]:
         """Return the few tokens before and after a number (numbers as `#`): they identify the occurrence."""
@@ -134,22 +101,30 @@ class Layout:
         if k < 0 or not self.tables[k].start <= pos < self.tables[k].end:
             return None
         table = self.tables[k]
-        for cell in table.cells:
-            if cell[0] <= pos < cell[1]:
-                return k, table, cell
+        i = bisect.bisect_right(self._cell_starts[k], pos) - 1
+        if i >= 0 and pos < table.cells[i][1]:
+            return k, table, table.cells[i]
         return None
+
+    def _row(self, k: int, row: int) -> list[tuple[int, int, int, int, str]]:
+        """Return the cells of one table row (memoized: a table's rows are read once, not once per number)."""
+        if (k, row) not in self._rows:
+            for cell in self.tables[k].cells:
+                self._rows.setdefault((k, cell[2]), []).append(cell)
+        return self._rows.get((k, row), [])
 
     def context(self, number: Number) -> Context:
         """Return the context of one number: its cell's labels, headers and caption, else its sentence."""
         found = self.cell_of(number.start)
         if found is not None:
             k, table, (_, _, row, column, _) = found
-            first = next((c[4] for c in table.cells if c[2] == row and c[3] == 0), "")
+            cells = self._row(k, row)
+            first = next((c[4] for c in cells if c[3] == 0), "")
             axis_row = bool(_CELL_NUMBER.search(first)) and not words_of(re.sub(r"\\[A-Za-z@]+", " ", first))
             label = "" if axis_row else table.labels.get(row, "")  # a row led by a number (a setting) has no label
             words: dict[str, float] = {}
             others = " ".join(
-                c[4] for c in table.cells if c[2] == row and c[3] != column and not _NUMERIC_CELL.search(c[4])
+                c[4] for c in cells if c[3] != column and not _NUMERIC_CELL.search(c[4])
             )  # the row's other words (a claim, a setting) name it too, less than its label
             for text, weight in ((table.caption, 0.5), (others, 0.5), (table.headers.get(column, ""), 1.0),
                                  (label, 1.0)):  # fmt: skip
@@ -169,47 +144,48 @@ class Layout:
             identity = (("table", table.name or f"#{k + 1}"), ("row", self._row_names[k, row] or f"#{row + 1}"),
                         ("column", plain(header) or f"#{column + 1}"))  # fmt: skip
             return Context(words, percent, scales, f"table{k}", (k, row, column), near, configs, axis, identity)
+        return self._prose(number)
+
+    def _sentence(self, number: Number) -> Sentence:
+        """Return the sentence holding a number, read once for all its numbers (its words, numbers and sizes)."""
         s = bisect.bisect_right(self._bounds, number.start) - 1
-        start, end = self._bounds[s], self._bounds[min(s + 1, len(self._bounds) - 1)]
-        weights: dict[str, float] = {}
-        tokens = [(m.start(), m.group(0).lower()) for m in _WORD.finditer(self.masked, start, end)]
-        tokens += [(m.start(), m.group(1)) for m in _GREEK.finditer(self.masked, start, end)]
-        for pos, word in tokens:
-            if word in STOPWORDS:
-                continue
-            between = sum(1 for w in _WORD.findall(self.masked, min(pos, number.start), max(pos, number.start))
-                          if w.lower() not in STOPWORDS)  # fmt: skip
-            weight = 1.0 / (1.0 + between / 4.0)
-            weights[word] = max(weights.get(word, 0.0), weight)
+        if s not in self._sentences:
+            start, end = self._bounds[s], self._bounds[min(s + 1, len(self._bounds) - 1)]
+            self._sentences[s] = Sentence(self.masked, s, start, end)
+        return self._sentences[s]
+
+    def _prose(self, number: Number) -> Context:
+        """Return a prose number's context: the words of its sentence within `WINDOW` characters of it, nearer
+        words weighing more, its own words, the sizes its sentence names and its identity."""
+        sentence = self._sentence(number)
+        low, high = max(sentence.start, number.start - WINDOW), min(sentence.end, number.end + WINDOW)
+        weights = {word: 1.0 / (1.0 + between / 4.0) for word, between in sentence.nearest(low, high, number.start)}
         suffix = _SUFFIX.match(self.masked, number.end)
         scales = _UNITS.get(suffix.group("unit"), ()) if suffix else ()
-        near, configs = self._own(number, start, end)
-        return Context(weights, number.percent, scales, f"sentence{s}", None, near, configs,
-                       identity=self._identity(number, s, start, end))  # fmt: skip
+        near, configs = self._own(number, sentence, low, high)
+        return Context(weights, number.percent, scales, f"sentence{sentence.index}", None, near, configs,
+                       identity=self._identity(number, sentence, low, high))  # fmt: skip
 
-    def _identity(self, number: Number, s: int, start: int, end: int) -> tuple[tuple[str, str], ...]:
+    def _identity(self, number: Number, sentence: Sentence, low: int, high: int) -> tuple[tuple[str, str], ...]:
         """Return a prose number's identity: its sentence's words and the words on either side of it."""
+        start, end = sentence.start, sentence.end
         opening = _OPENING.match(self.masked, start)  # `\\end{table}` opens the sentence after a float
         start = opening.end() if opening and opening.end() <= number.start else start
-        before = [m.group(0).lower() for m in _WORD.finditer(self.masked, start, max(start, number.start))]
-        after = [m.group(0).lower() for m in _WORD.finditer(self.masked, min(number.end, end), end)]
-        sentence = " ".join(words_of(self.masked[start:end])[:SENTENCE_WORDS]) or f"#{s}"
-        return (("sentence", sentence), ("before", " ".join(before[-ANCHOR_WORDS:])),
-                ("after", " ".join(after[:ANCHOR_WORDS])))  # fmt: skip
+        before = sentence.all_words(max(start, low), number.start)[-ANCHOR_WORDS:]
+        after = sentence.all_words(min(number.end, end), high)[:ANCHOR_WORDS]
+        return (("sentence", sentence.opening(start) or f"#{sentence.index}"),
+                ("before", " ".join(before[-ANCHOR_WORDS:])), ("after", " ".join(after[:ANCHOR_WORDS])))  # fmt: skip
 
-    def _own(self, number: Number, start: int, end: int) -> tuple[tuple[str, ...], frozenset[str]]:
+    def _own(self, number: Number, sentence: Sentence, low: int, high: int) -> tuple[tuple[str, ...], frozenset[str]]:
         """Return a prose number's own words (up to the numbers beside it) and the sizes its sentence names."""
-        others = [m for m in _PLAIN_NUMBER.finditer(self.masked, start, end)
-                  if m.end() <= number.start or m.start() >= number.end]  # fmt: skip
-        left = max((m.end() for m in others if m.end() <= number.start), default=start)
-        right = min((m.start() for m in others if m.start() >= number.end), default=end)
+        left, right = sentence.beside(number.start, number.end)
+        left, right = max(left, low), min(right, high)
         before = words_of(self.masked[left : number.start])[-NEAR:]
         after = words_of(self.masked[number.end : right])[:NEAR]
-        sentence = self.masked[start:end]
-        own = (number.start - start, number.end - start)
         near_configs = configs_of(self.masked[left:right], (number.start - left, number.end - left))
-        configs = near_configs or configs_of(sentence, own)
-        return tuple(dict.fromkeys(before + after)), configs if len(configs) == 1 or near_configs else frozenset()
+        if near_configs:
+            return tuple(dict.fromkeys(before + after)), near_configs
+        return tuple(dict.fromkeys(before + after)), sentence.only_config(number.start, number.end)
 
 
 def _tables(masked: str) -> list[Table]:
@@ -253,8 +229,8 @@ def _caption(masked: str, floats: list[tuple[int, str, str]], at: int) -> tuple[
     return (masked[args[0][1] : args[0][2]] if args else ""), label
 
 
-#: how many words of a sentence, of the words beside a number and of a caption an identity keeps
-SENTENCE_WORDS, ANCHOR_WORDS, TABLE_WORDS = 16, 4, 10
+#: how many words beside a number and of a caption an identity keeps
+ANCHOR_WORDS, TABLE_WORDS = 4, 10
 _RULE_ARGS = re.compile(r"\\(?:multirow|multicolumn)\*?\s*\{[^{}]*\}\s*(?:\[[^\]]*\]\s*)?\{[^{}]*\}|"
                         r"\\(?:cmidrule|cline|rowcolor|cellcolor|color|vspace|hspace|addlinespace)\*?\s*"
                         r"(?:\([^)]*\))?\s*(?:\[[^\]]*\])?\s*(?:\{[^{}]*\})?")  # fmt: skip
