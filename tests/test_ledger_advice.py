@@ -228,3 +228,26 @@ def test_advice_pasted_into_a_shell_works_for_a_percent_and_a_count_fitting_seve
     assert conflict.returncode == 1
     assert conflict.stdout.splitlines()[-1].endswith("`patchwrite bind main.tex --update` accepts the changes")
     assert "200" not in conflict.stdout  # neither listed nor counted as without a decision
+
+
+def test_patchwrite_diff_names_the_root_and_its_advice_from_where_it_ran(tmp_path: Path) -> None:
+    require_tool("git")
+    _git(tmp_path, "init", "-q", "-b", "main")
+    _git(tmp_path, "config", "user.email", "test@example.org")
+    _git(tmp_path, "config", "user.name", "Test")
+    root = nested_paper(tmp_path)
+    assert cli("bind", "b/main.tex", cwd=tmp_path).returncode == 0
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "bound")
+    section = root.parent / "sections" / "results.tex"
+    section.write_text(section.read_text().replace("was 91.4\\% compared with the baseline 68.2\\%",
+                                                   "was 68.2\\% compared with the baseline 91.4\\%"))  # fmt: skip
+    done = cli("diff", "b/main.tex", "--base", "main", "--no-compile", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1].startswith("b/main.tex::diff FAILED against main"), lines[-1]
+    mismatches = [line for line in lines if "binding_mismatch" in line]
+    assert len(mismatches) == 2
+    for line in mismatches:
+        assert line.startswith("b/sections/results.tex:1: binding_mismatch "), line
+        assert "`patchwrite bind b/main.tex --update`" in line, line

@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     """Report what the working tree's manuscript moved against a git revision; return the exit code."""
     from ..flows.prdiff import GitBase, diff_working_tree, format_change
     from ..gates.evidence import EvidenceConfig
+    from ..model import display_path
     from ..snapshot.manuscript import load_manuscript
     from ..snapshot.roots import find_root
 
@@ -66,13 +67,14 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK if report.result().ok else EXIT_FAILED
     cwd = Path.cwd()
     if report.new_manuscript:
-        print(shown.line(f"{root}: new in this change (not in {args.base}); every token counts as added"))
+        print(shown.line(f"{display_path(root, cwd)}: new in this change (not in {args.base}); every token counts as "
+                         "added"))  # fmt: skip
     for change in report.changes:
         print(format_change(change, cwd))
     for failure in report.failures:
         print(failure.format(cwd))
     ok = report.result().ok
-    print(f"{shown.line(root)}::diff {'ok' if ok else 'FAILED'} "
+    print(f"{shown.line(display_path(root, cwd))}::diff {'ok' if ok else 'FAILED'} "
           f"against {args.base}: {len(report.changes)} token change(s), "
           f"numeric Jaccard {report.numeric_jaccard:.4f}, cite Jaccard {report.cite_jaccard:.4f}")  # fmt: skip
     if pages is not None:
