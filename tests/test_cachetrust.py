@@ -62,6 +62,18 @@ def test_a_readable_secret_turns_the_disk_cache_off(tmp_path: Path, monkeypatch:
     assert "not a private file" in capsys.readouterr().err
 
 
+def test_an_empty_secret_left_by_a_full_disk_is_made_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    _fresh_secret(monkeypatch, tmp_path / "xdg")
+    path = tmp_path / "xdg" / "patchwrite" / "secret"
+    path.parent.mkdir(parents=True)
+    path.touch(mode=0o600)  # what an older version's create-then-write left when the write hit ENOSPC
+    made = cachetrust.secret()
+    assert made is not None and len(path.read_bytes()) == 64 and made == path.read_bytes()
+    assert "warning" not in capsys.readouterr().err
+    assert [p.name for p in path.parent.iterdir()] == ["secret"]  # no temporary copy left beside it
+
+
 @pytest.mark.parametrize("how", ["planted", "other-user", "tampered"])
 def test_a_forged_verdict_is_ignored_and_counted(how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     require_tool("pdflatex")

@@ -447,6 +447,26 @@ def test_a_read_only_cache_directory_degrades(tmp_path: Path) -> None:
     assert list(cache.iterdir()) == []
 
 
+def test_a_cache_directory_full_at_its_first_use_works_once_there_is_room(tmp_path: Path) -> None:
+    """The secret is made whole or not at all: a full disk used to leave it empty, and every later run, with room,
+    warned 'holds no usable secret' and ran without the cache until someone deleted the file by hand."""
+    root = _paper(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    script = (
+        f'dd if=/dev/zero of={cache}/filler bs=4k 2>/dev/null; {PW} check main.tex; echo "rc=$?"; '
+        f"ls -A {cache}/patchwrite; echo room:; rm {cache}/filler; {PW} check main.tex; {PW} check main.tex"
+    )
+    out = _namespaced(script, [("tmpfs", cache, "64k")], root.parent, _env(tmp_path))
+    full, _, room = out.partition("room:")
+    assert "rc=0" in full and "compile ok (pdflatex" in full and "Traceback" not in out, out
+    assert "the verdict cache on disk is off" in full, out  # the first run says the cache is off, and why
+    assert "secret" not in full.split("rc=0")[1], out  # and leaves no secret behind, nor a temporary one
+    assert "patchwrite-tmp" not in full, out
+    assert "no usable secret" not in room and "warning" not in room, out
+    assert "compile ok (pdflatex, " in room and ", cached)" in room, out  # the cache works again
+
+
 T1 = "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\begin{document}\nHello.\n\\end{document}\n"
 
 

@@ -20,12 +20,14 @@ import os
 import secrets
 import stat
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
 from ..files.inputs import text_bytes
 from ..files.paths import repository_top
+from ..files.tempfiles import TEMP_SUFFIX, temp_file_prefix
 
 SECRET_ENV = "PATCHWRITE_CACHE_SECRET"
 SECRET_FILE = "secret"
@@ -64,16 +66,42 @@ def secret() -> bytes | None:
     return found
 
 
+def _make(path: Path) -> None:
+    """Make the secret file at `path` whole or not at all: written and synced under a temporary name that carries
+    this process's PID, then linked into place (a concurrent maker's secret, linked first, wins). A full disk
+    leaves no empty secret behind that would keep the cache off once there is room."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_file_prefix(path), suffix=TEMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(secrets.token_bytes(32).hex().encode())
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+    finally:
+        os.unlink(tmp)
+
+
+def _drop_empty(path: Path) -> None:
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(info.st_mode) and info.st_size == 0 and info.st_uid == os.getuid():
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
 def _read_or_make(path: Path) -> bytes | None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        except FileExistsError:
-            pass
-        else:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(secrets.token_bytes(32).hex().encode())
+        _drop_empty(path)  # an older version left it on a full disk; it never sealed anything
+        if not os.path.lexists(path):
+            _make(path)
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         with os.fdopen(fd, "rb") as handle:
             info = os.fstat(handle.fileno())
