@@ -237,3 +237,12 @@ def test_number_lock_alone_rejects_the_slot_rewrite(tmp_path: Path, doc_id: str)
     result = EvidenceGate(root, EvidenceConfig(numbers="all")).check(slot_rewrite(head), PatchContext(root, head))
     assert [(v.kind, v.token) for v in result.violations] == [("unattested_number", "16")]
     assert EvidenceGate(root).check(slot_rewrite(head), PatchContext(root, head)).ok  # decimals: 16 is not checked
+
+
+def test_an_unknown_document_id_lists_the_ids(tmp_path: Path) -> None:
+    """`stress --docs en_nlp_01` named the wrong id and no right one: a new user had to read the source."""
+    proc = subprocess.run([sys.executable, "-m", "pytest_patchwrite.cli", "stress", "--out", "unused", "--docs",
+                           "en_nlp_01"], cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "unknown corpus document(s) en_nlp_01; the ids are en_vision_01, en_nlp_02" in proc.stderr, proc.stderr
+    assert "zh_thesis_16" in proc.stderr and not (tmp_path / "unused").exists()

@@ -147,7 +147,7 @@ def select(languages: str | None = None, ids: list[str] | None = None) -> list[C
     if ids:
         missing = [i for i in ids if i not in DOCUMENTS]
         if missing:
-            raise ValueError(f"unknown corpus document(s) {', '.join(missing)}")
+            raise ValueError(f"unknown corpus document(s) {', '.join(missing)}; the ids are {', '.join(DOCUMENTS)}")
         docs = [d for d in docs if d.id in ids]
     return docs
 
