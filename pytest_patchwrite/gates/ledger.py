@@ -178,10 +178,10 @@ def manual_targets(
         if not 1 <= line <= lines:
             raise InputError(name, f"line {line} is past the end (the file has {lines} lines)" if line else
                              "line 0: lines count from 1", line=line)  # fmt: skip
-        hits = [i for i, o in enumerate(rec.occurrences) if o.file.resolve() == path and o.number.line == line
-                and (o.token == token or _bare(o.token) == _bare(token))]  # fmt: skip
+        here = [(i, o) for i, o in enumerate(rec.occurrences) if o.number.line == line and o.file.resolve() == path]
+        hits = [i for i, o in here if o.token == token or _bare(o.token) == _bare(token)]
         if not hits:
-            there = [o.token for o in rec.occurrences if o.file.resolve() == path and o.number.line == line]
+            there = [o.token for _, o in here]
             listed = f"the empirical numbers there: {', '.join(there)}" if there else "no empirical number stands there"
             raise InputError(name, f"holds no empirical number {token} on this line ({listed})", line=line)
         for i in hits:

@@ -229,8 +229,9 @@ def match(bindings: list[FileBinding], places: list[Place]) -> dict[int, int]:
     """
     pairs: dict[int, int] = {}
     used: set[int] = set()
-    files = [b.file.resolve() for b in bindings]
-    resolved = [p.file.resolve() for p in places]
+    real = {f: f.resolve() for f in {b.file for b in bindings} | {p.file for p in places}}  # a few files, many
+    files = [real[b.file] for b in bindings]  # numbers: each resolved once (72,000 numbers: 15 s of resolve)
+    resolved = [real[p.file] for p in places]
     for depth, level in enumerate(LEVELS):
         groups: dict[tuple[Any, ...], tuple[list[int], list[int]]] = {}
         for i, place in enumerate(places):
