@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import subprocess
+import sys
 from collections import OrderedDict
 from decimal import Decimal
 from pathlib import Path
@@ -179,3 +181,25 @@ def test_a_timeout_while_reading_a_big_log_names_it_and_keeps_the_other_locks(tm
     assert "log.csv (" in report.numbers[0].message and "MB)" in report.numbers[0].message
     assert [(v.kind, v.token) for v in report.citations] == [("unknown_cite", "fake2025")]
     assert [(v.kind, v.token) for v in report.placeholders_in(None)] == [("placeholder", "TODO")]
+
+
+def test_apply_stopped_by_its_timeout_says_so_once_and_keeps_the_file(tmp_path: Path) -> None:
+    """The three evidence items each stop with the same `timeout`; `apply` printed that line three times alike."""
+    (tmp_path / "results.json").write_text('{"acc": 0.914}\n')
+    numbers = " ".join(f"0.{i % 997:03d}" for i in range(300_000))  # one paragraph, 1.8 MB dense with numbers
+    root = tmp_path / "main.tex"
+    root.write_text("% !patchwrite log = results.json\n\\documentclass{article}\n\\begin{document}\n"
+                    f"Accuracy was 0.914.\n{numbers}\n\\end{{document}}\n")  # fmt: skip
+    before = root.read_bytes()
+    (tmp_path / "edit.txt").write_text("```EDIT 4 4\nThe accuracy was 0.914.\n```\n")
+    done = subprocess.run([sys.executable, "-m", "pytest_patchwrite.cli", "apply", "main.tex", "edit.txt",
+                           "--no-compile-gate", "--timeout", "1"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "main.tex: rejected at evidence (timeout)", done.stdout
+    assert lines[1:] == [
+        "main.tex: timeout: the evidence locks did not finish within 1 s and were stopped (a "
+        "manuscript this large or this dense with numbers); raise --timeout / patchwrite_timeout"
+    ]
+    assert root.read_bytes() == before

@@ -70,10 +70,14 @@ def run(args: argparse.Namespace) -> int:
         print(shown.line(f"{path}: accepted {verb} {lo} {hi} ({result.seconds:.2f} s)"))
     else:
         print(shown.line(f"{path}: rejected at {result.stage} ({result.reason})"))
+        printed: set[str] = set()
         for violation in result.violations:
             token = f" {violation.token}" if violation.token else ""  # an .aux key located at the root has one
             bare = shown.line(f"{path}: {violation.kind}{token}: {violation.shown_message(Path.cwd())}")
-            print(violation.format(Path.cwd()) if violation.line else bare)
+            text = violation.format(Path.cwd()) if violation.line else bare
+            if text not in printed:  # one `timeout` of the three evidence items is one line, not three alike
+                printed.add(text)
+                print(text)
     for check, why in result.skipped.items():
         print(shown.line(f"{path}: {check} not checked: {why}"))
     return EXIT_OK if result.accepted else EXIT_FAILED
