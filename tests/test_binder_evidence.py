@@ -196,3 +196,60 @@ def test_a_count_that_its_sentence_names_is_locked_and_an_unnamed_integer_is_nev
     assert findings() == []
     root.write_text(root.read_text().replace("10{,}578 documents", "10{,}587 documents"))
     assert findings() == [("binding_mismatch", "10{,}587")]  # a changed count is caught
+
+
+def test_a_field_whose_words_a_cell_spells_out_binds_in_a_flat_summary_and_a_mirror_is_no_ambiguity(
+    tmp_path: Path,
+) -> None:
+    # a flat summary (one value per field, no row to name) mirrored by a second file: rlmgate's summary.json and
+    # eval_after_summary.json. Two digits of a field named by one word would be a guess (1 of 90); a field of two
+    # or more specific words that the cell's own header and label spell out is the entry.
+    summary = {"full_context_accuracy": 0.917, "rlm_rolling_accuracy": 0.917, "old_fact_accuracy": 0.9,
+               "recent_fact_accuracy": 1.0, "accuracy_gap": 0.0}  # fmt: skip
+    table = r"""\begin{table}
+\begin{tabular}{lcc}
+Metric & Full context & RLM rolling \\
+Accuracy & 92\% & 92\% \\
+Old-fact accuracy & --- & 90\% \\
+\end{tabular}
+\caption{Recall of the facts.}
+\end{table}
+"""
+    prose = "Overall accuracy is high: 92\\% of the facts.\n"
+    logs = {"summary.json": summary, "after_summary.json": summary}
+    root = paper(tmp_path, table + "\n" + prose, logs)
+    result = bind_root(root, EvidenceConfig()).reconciled.result
+    bound = sorted((b.occurrence.number.line, b.occurrence.token, b.how, Path(b.best.entry.log).name, b.best.entry.at)
+                   for b in result.bound)  # fmt: skip
+    assert bound == [
+        (7, "92\\%", "context", "summary.json", "full_context_accuracy"),
+        (7, "92\\%", "context", "summary.json", "rlm_rolling_accuracy"),
+        (8, "90\\%", "context", "summary.json", "old_fact_accuracy"),
+    ]
+    # the prose 92% names `accuracy` alone: two fields hold 0.917, and one word of each is no evidence
+    assert [occ.token for occ in result.unattested] == ["92\\%"]
+
+
+def test_a_spelled_out_field_needs_the_numbers_own_words_and_a_field_of_one_value(tmp_path: Path) -> None:
+    # the words of `full_context_accuracy` stand in the sentence, but not beside 92%: it reports the rolling system
+    summary = {"full_context_accuracy": 0.917, "rlm_rolling_accuracy": 0.917}
+    body = ("With reminders the rolling system reaches 92\\% fact recall, exactly the full-context accuracy.\n\n"
+            "Old-fact accuracy is 90\\% here.\n")  # fmt: skip
+    runs = "run,old_fact_accuracy\nr1,0.9\nr2,0.85\nr3,0.7\n"  # a column of three values: the field names no row
+    found = decisions(paper(tmp_path, body, {"summary.json": summary, "runs.csv": runs}))
+    assert found["92\\%"] == ("unbound", "", "")
+    assert found["90\\%"] == ("unbound", "", "")
+
+
+def test_a_zero_binds_only_to_a_field_its_own_words_name(tmp_path: Path) -> None:
+    # rlmgate: `within 0.000 of full-context accuracy` bound to the full_context row's gate_deposits = 0 (a far
+    # `gate` named the field); logs hold zeros everywhere, so a zero's own words must name its field
+    csv = "mode,gate_deposits,wall_seconds\nfull_context,0,20242.4\nrolling,12,12148.1\n"
+    body = ("The drift-aware gate is, in this benchmark, strictly better on both axes: faster and within 0.000 of "
+            "full-context accuracy.\n\nThe accuracy gap is 0.000 on the after run.\n")  # fmt: skip
+    logs = {"runs.csv": csv, "summary.json": {"accuracy_gap": 0.0, "full_context_accuracy": 0.917}}
+    root = paper(tmp_path, body, logs)
+    result = bind_root(root, EvidenceConfig()).reconciled.result
+    bound = {(b.occurrence.number.line, b.occurrence.token): b.best.entry.at for b in result.bound}
+    assert (4, "0.000") not in bound  # not gate_deposits
+    assert bound[(6, "0.000")] == "accuracy_gap"

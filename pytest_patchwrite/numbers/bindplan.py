@@ -31,6 +31,7 @@ from .bindrules import (
     per_seed,
     row_words,
     setting_words,
+    spells_field,
 )
 from .chance import BOUND, column
 from .derived import derive
@@ -99,12 +100,17 @@ def evidence(occ: Occurrence, cand: Candidate, rules: Rules) -> str:
     """Return what a candidate's binding would rest on (`name`, `block`), '' when on nothing but its value."""
     printed = occ.number.value
     named_field, named_row = cand.by_field >= NAMES, cand.by_row >= NAMES
+    if printed == 0 and not naming(dict.fromkeys(occ.context.near, 1.0), field_words(cand.entry)):
+        return ""  # logs hold zeros everywhere (counts of nothing): a zero's own words must name its field
     if occ.context.axis:  # a setting axis binds only to the field its header names
         return "name" if named_field else ""
     if named_field and named_row:
         return "name"
-    if named_field and column(printed, _column_rows(cand, rules)) < BOUND:
+    rows = _column_rows(cand, rules)
+    if named_field and column(printed, rows) < BOUND:
         return "name"
+    if named_field and rows == 1 and spells_field(occ.context.near, cand.entry):
+        return "name"  # a field of two or more specific words that holds one value: its name names the entry
     record = len(rules.tables.by_row.get((str(cand.entry.log), cand.entry.row), ())) or 1
     if named_row and cand.entry.kind != "line" and column(printed, record) < BOUND:
         return "name"
@@ -114,11 +120,17 @@ def evidence(occ: Occurrence, cand: Candidate, rules: Rules) -> str:
 
 
 def _distinct(cands: list[Candidate]) -> list[Candidate]:
+    """Return the candidates less repeats: the same entry under another transform, and a mirror (the same key path
+    holding the same value in another log, `summary.json` and `eval_after_summary.json`: either is what the number
+    reports, so the first log declared is kept)."""
     seen: set[tuple[str, str]] = set()
+    mirrors: set[tuple[str, str, str]] = set()
     out = []
     for c in cands:
-        if (str(c.entry.log), c.entry.at) not in seen:
+        mirror = (c.entry.at, c.entry.raw, c.transform)
+        if (str(c.entry.log), c.entry.at) not in seen and (c.entry.kind != "leaf" or mirror not in mirrors):
             seen.add((str(c.entry.log), c.entry.at))
+            mirrors.add(mirror)
             out.append(c)
     return out
 

@@ -31,7 +31,8 @@ GENERIC = frozenset(
     experiment experiments log logs output outputs default dev split set number num count rate ratio""".split()
 )
 #: the last word of a field that identifies a row rather than measuring it
-IDENTIFIERS = frozenset("id ids idx index step steps epoch epochs seed seeds layer iter iteration fold".split())
+#: (`seeds`, `epochs`, `steps` count them: `over 3 seeds` reports `"seeds": 3`)
+IDENTIFIERS = frozenset("id ids idx index step epoch seed layer iter iteration fold".split())
 #: words that name a setting of an experiment rather than a result
 SETTINGS = frozenset(
     """coefficient coef coeff lr decay temperature temp threshold dropout warmup batch momentum beta alpha lambda
@@ -195,6 +196,14 @@ def coverage(near: frozenset[str] | set[str], names: list[str]) -> float:
     if not specific:
         return 0.0
     return sum(max((similar(w, n) for w in near), default=0.0) for n in specific) / len(specific)
+
+
+def spells_field(near: Iterable[str], entry: Entry) -> bool:
+    """Return whether a number's own words spell out every specific word of an entry's field, and it has two or more
+    (`Old-fact accuracy` and `old_fact_accuracy`; not `accuracy` alone, nor `success rate`, `rate` being generic)."""
+    specific = list(dict.fromkeys(w for w in field_words(entry) if w not in GENERIC))
+    words = list(near)
+    return len(specific) >= 2 and all(max((similar(w, n) for w in words), default=0.0) >= 0.8 for n in specific)
 
 
 def per_seed(entry: Entry) -> bool:
