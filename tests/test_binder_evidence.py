@@ -178,12 +178,12 @@ def test_a_difference_in_one_sentence_binds_as_derived(tmp_path: Path) -> None:
 
 def test_a_count_that_its_sentence_names_is_locked_and_an_unnamed_integer_is_never_reported(tmp_path: Path) -> None:
     log = {"corpus": {"n_documents": 10578, "n_tokens": 2891344}, "train": {"epochs": 3, "acc": 0.914}}
-    body = "We collect 10{,}578 documents with 2,891,344 tokens.\n\nWe train for 3 epochs and reach 91.4\\%.\n"
+    body = "We collect 10{,}578 documents with 2,891,344 tokens.\n\nWe train for 3 rounds and reach 91.4\\%.\n"
     root = paper(tmp_path, body, {"corpus.json": log})
     found = decisions(root)
     assert found["10{,}578"] == ("context", "corpus.json", "corpus.n_documents")
     assert found["2,891,344"] == ("context", "corpus.json", "corpus.n_tokens")
-    assert found["3"] == ("unbound", "", "")  # 3 of 9 one-digit numbers: a name is no evidence
+    assert found["3"] == ("unbound", "", "")  # nothing names `epochs`, and one digit matches 1 of 9 by chance
     outcome = bind_root(root, EvidenceConfig())
     assert [o.token for o in outcome.reconciled.result.unattested] == []  # the integer is quiet, not unattested
     write_bindings(outcome.path, outcome.new_text)
