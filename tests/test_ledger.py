@@ -283,3 +283,19 @@ def test_a_number_a_log_holds_is_not_said_to_fit_no_entry(tmp_path: Path) -> Non
     (found,) = [f for f in findings(root) if "0.771" in f]
     assert found.startswith("main.tex:5: unattested_number 0.771 is held by confidence.json last.p_hi = 0.7712, but")
     assert "`patchwrite bind main.tex --manual main.tex:5:0.771 --reason not_logged`" in found
+
+
+def test_a_changed_number_whose_sentence_also_changed_is_a_mismatch_not_a_stale_decision(tmp_path: Path) -> None:
+    # tester: dropping the cite changes two parts of the number's identity (sentence and after), so the decision
+    # no longer paired and went stale (a warning) while the new number bound afresh: a changed number passed
+    logs = {"results.json": {**RESULTS, "ours": {"clean_acc": 0.9142, "occluded_acc": 0.869}}}
+    root = paper(tmp_path, "Accuracy was 91.4\\% compared with the baseline 68.2\\%~\\cite{lee2019}.\n", logs)
+    assert cli("bind", "main.tex", cwd=tmp_path).returncode == 0
+    assert [r["token"] for r in bindings(root)] == ["91.4\\%", "68.2\\%"]
+    root.write_text(root.read_text().replace("68.2\\%~\\cite{lee2019}.", "86.9\\%."))
+    found = lock_findings(root)
+    assert len(found) == 1 and found[0].startswith("main.tex:4: binding_mismatch 86.9\\%"), found
+    assert cli("bind", "main.tex", "--check", cwd=tmp_path).returncode == 1  # bind sees the conflict too
+    # the number kept, the sentence reworded: the decision still holds, nothing to report
+    root.write_text(root.read_text().replace("86.9\\%.", "68.2\\% in our runs."))
+    assert lock_findings(root) == []

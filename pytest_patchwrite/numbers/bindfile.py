@@ -255,7 +255,30 @@ def match(bindings: list[FileBinding], places: list[Place]) -> dict[int, int]:
             for i, j in chosen:
                 pairs[i] = j
                 used.add(j)
+    _same_line(pairs, used, files, resolved, bindings, places)
     return pairs
+
+
+def _same_line(pairs: dict[int, int], used: set[int], files: list[Path], resolved: list[Path],
+               bindings: list[FileBinding], places: list[Place]) -> None:  # fmt: skip
+    """Pair, last, the one decision left on a line with the one number left there (a number and its sentence edited).
+
+    Without it an edit that changes a number and two parts of its identity (the cite after it dropped: sentence
+    and after) turned its decision stale, a warning, and bound the new number afresh: a changed number passed.
+    Paired, the decision is compared with the number, so a changed value is a `binding_mismatch` and a kept one
+    holds. Only one to one: two numbers left on one line say nothing about which is which.
+    """
+    left: dict[tuple[Path, int], tuple[list[int], list[int]]] = {}
+    for i, place in enumerate(places):
+        if i not in pairs:
+            left.setdefault((resolved[i], place.line), ([], []))[0].append(i)
+    for j, b in enumerate(bindings):
+        if j not in used and (files[j], b.line) in left:
+            left[(files[j], b.line)][1].append(j)
+    for found, bound in left.values():
+        if len(found) == 1 and len(bound) == 1:
+            pairs[found[0]] = bound[0]
+            used.add(bound[0])
 
 
 def _nearest(
