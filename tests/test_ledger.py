@@ -299,3 +299,14 @@ def test_a_changed_number_whose_sentence_also_changed_is_a_mismatch_not_a_stale_
     # the number kept, the sentence reworded: the decision still holds, nothing to report
     root.write_text(root.read_text().replace("86.9\\%.", "68.2\\% in our runs."))
     assert lock_findings(root) == []
+
+
+def test_bind_is_bounded_in_time_and_writes_nothing_when_stopped(tmp_path: Path) -> None:
+    # tester: `patchwrite bind` on a paper dense with numbers ran past 5 minutes (the MCP tool stopped at 60 s)
+    dense = "Values: " + " ".join(f"{i % 997}.{i % 89:03d}" for i in range(200_000)) + ".\n"
+    paper(tmp_path, PROSE + dense, {"results.json": RESULTS})
+    done = cli("bind", "main.tex", "--timeout", "0.5", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "main.tex: the binder did not finish within 0.5 s and was stopped, nothing written" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "main.bindings.json").exists()
+    assert "--timeout" in cli("bind", "--help", cwd=tmp_path).stdout

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import shown
+from ..deadline import OutOfTime, within
 from ..errors import InputError
 from ..files.paths import repository_top
 from ..flows.bind import BindOutcome, bind_root, outcome_json, write_bindings
@@ -31,7 +32,7 @@ from ..snapshot.roots import find_root
 from ..tex.latex import scan
 from ..tex.texconditionals import false_conditionals
 from ..tex.texnumbers import document_language
-from .common import TRUSTED_HELP
+from .common import TRUSTED_HELP, seconds
 
 
 def register(sub: Any) -> None:
@@ -64,6 +65,8 @@ def register(sub: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON (the file is written as "
                         "without it)")  # fmt: skip
     parser.add_argument("--trusted-input", action="store_true", help=TRUSTED_HELP)
+    parser.add_argument("--timeout", type=seconds, default=None, help="seconds before the binder is stopped, "
+                        "nothing written (default 60, as check's)")  # fmt: skip
     parser.set_defaults(func=main)
 
 
@@ -75,7 +78,7 @@ def main(args: argparse.Namespace) -> int:
     if args.reason is not None and not args.manual:
         raise InputError("--reason", "goes with --manual FILE:LINE:TOKEN or --manual unattested")
     return run(root, check=args.check, as_json=args.json, trusted=args.trusted_input, update=args.update,
-               manual=tuple(args.manual), reason=args.reason)  # fmt: skip
+               manual=tuple(args.manual), reason=args.reason, timeout=args.timeout or 60.0)  # fmt: skip
 
 
 #: result and config files `--suggest` looks at (a TeX engine's own .log is no result)
@@ -131,9 +134,20 @@ def run(
     update: bool = False,
     manual: tuple[str, ...] = (),
     reason: str | None = None,
+    timeout: float | None = 60.0,
 ) -> int:
-    """Bind one manuscript; write the file unless `check`; return the exit code (1 on a conflict)."""
-    outcome = bind_root(root, EvidenceConfig(trusted=trusted), update=update, manual=manual, reason=reason)
+    """Bind one manuscript; write the file unless `check`; return the exit code (1 on a conflict).
+
+    The binder reads only (the file is written after it), so past `timeout` seconds it is stopped anywhere, as
+    the MCP server's `bindings` tool stops it, and nothing is written: a paper dense with numbers is bad input
+    here (exit 2), never an unbounded run.
+    """
+    try:
+        with within(timeout):
+            outcome = bind_root(root, EvidenceConfig(trusted=trusted), update=update, manual=manual, reason=reason)
+    except OutOfTime as exc:
+        raise InputError(root, f"the binder did not finish within {exc.seconds:g} s and was stopped, nothing "
+                         "written (a manuscript this large or this dense with numbers); raise --timeout") from None  # fmt: skip
     if check:
         verb = "would change" if outcome.changed else ("conflict" if outcome.conflicts else "up to date")
     else:
