@@ -630,10 +630,10 @@ def test_bindings_are_shown_never_written(served: Path) -> None:
     assert (before["exists"], before["up_to_date"], before["current"]) == (False, False, [])
     assert before["bindings_file"] == "main.bindings.json"
     added = {(row["file"], row["line"], row["token"], row["at"]) for row in before["would_add"]}
-    assert ("sections/results.tex", 3, "91.4\\%", "ours.clean_acc") in added and len(added) == 7
+    assert ("sections/results.tex", 3, "91.4\\%", "ours.clean_acc") in added and len(added) == 8
     assert ("sections/intro.tex", 4, "12", "model.layers") in added  # a count its sentence names binds too
     assert (after["exists"], after["up_to_date"], after["would_add"], after["would_remove"]) == (True, True, [], [])
-    assert len(after["current"]) == 7 and after["counts"]["bound"] == 7
+    assert len(after["current"]) == 8 and after["counts"]["bound"] == 8
 
 
 def test_project_settings_are_read_as_data_and_conftest_is_not_loaded(served: Path, tmp_path: Path) -> None:
