@@ -727,3 +727,28 @@ def test_untrusted_text_in_results_is_escaped_and_bounded() -> None:
 
     assert clean("key\x1b[31m\u202e\n::warning x") == "key\\x1b[31m\\u202e\\n::warning x"
     assert clean("x" * 500, 10) == "x" * 10 + "... (490 more characters)"
+
+
+def test_hostile_file_names_are_exact_handles_and_escaped_findings(served: Path) -> None:
+    """A file name is a handle a client passes back (exact), and a finding's text is shown (escaped): one rule."""
+    evil = "r\x1b[31mx\u202e"
+    shutil.move(served / "sections" / "results.tex", served / "sections" / f"{evil}.tex")
+    main_tex = served / "main.tex"
+    main_tex.write_text(main_tex.read_text().replace("\\input{sections/results}", f"\\input{{sections/{evil}}}"))
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        async with session(served) as client:
+            listed = data(await client.call_tool("list_manuscripts", {}))
+            name = next(f for f in listed["manuscripts"][0]["files"] if "\x1b" in f)
+            read = data(await client.call_tool("read_numbered", {"path": name, "start": 1, "end": 3}))
+            return listed, read, data(await client.call_tool("bindings", {"path": "main.tex"}))
+
+    listed, read, bindings = run(main)
+    entry = listed["manuscripts"][0]
+    assert f"sections/{evil}.tex" in entry["files"]  # exact: passed back as `path`, it reads the file
+    assert entry["hostile_names"] == ["sections/r\\x1b[31mx\\u202e.tex"]
+    assert read["path"] == f"sections/{evil}.tex" and "91.4" in read["text"]
+    rows = bindings["would_add"] + bindings["unattested"]
+    files = {row["file"] for row in rows}
+    assert "sections/r\\x1b[31mx\\u202e.tex" in files  # findings are escaped as every other output
+    assert not any("\x1b" in str(row) or "\u202e" in str(row) for row in rows)

@@ -63,3 +63,17 @@ def test_bibtexparser_says_nothing_on_stderr_and_its_detail_is_in_the_violation(
     assert "Parsing of" not in done.stderr and "aborted" not in done.stderr, done.stderr
     [line] = [x for x in done.stdout.splitlines() if "refs.bib" in x]
     assert "refs.bib:2:" in line and "cannot be parsed: " in line and "BlockAbortedException" not in line
+
+
+def test_a_bib_linked_out_of_the_tree_is_refused_and_each_cite_says_so(tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    (tmp_path / "outside.bib").write_text("@article{a, title={T}, author={A}, journal={J}, year={2020}}\n")
+    root = _paper(tmp_path, HEAD + "\\begin{document}\n\\cite{a}\n\\bibliography{refs}\n\\end{document}\n")
+    (root.parent / "refs.bib").symlink_to(tmp_path / "outside.bib")
+    done = _check(root, tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "main.tex:4: outside_tree refs leads outside" in done.stdout
+    [cite] = [x for x in done.stdout.splitlines() if "unknown_cite" in x]
+    # one bibliography is declared, and refused: the cite must not say none is
+    assert "main.tex:3: unknown_cite a is cited but the only bibliography declared is refused" in cite, cite
+    assert "(outside_tree at main.tex:4)" in cite and "no bibliography is declared" not in cite

@@ -146,8 +146,9 @@ def run(
         with within(timeout):
             outcome = bind_root(root, EvidenceConfig(trusted=trusted), update=update, manual=manual, reason=reason)
     except OutOfTime as exc:
-        raise InputError(root, f"the binder did not finish within {exc.seconds:g} s and was stopped, nothing "
-                         "written (a manuscript this large or this dense with numbers); raise --timeout") from None  # fmt: skip
+        why = (f"the binder did not finish within {exc.seconds:g} s and was stopped, nothing written (a manuscript "
+               "this large or this dense with numbers); raise --timeout")  # fmt: skip
+        raise InputError(root, why) from None
     if check:
         verb = "would change" if outcome.changed else ("conflict" if outcome.conflicts else "up to date")
     else:

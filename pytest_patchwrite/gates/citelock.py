@@ -96,6 +96,8 @@ def bibliography_of(
     paths.extend(path for path in engine_bibs if path not in paths)
     problems.extend(_unread(manuscript, declared_bibs, config_text, engine_bibs))
     bibliography = load_bibliography(paths, manuscript.data)
+    bibliography.refused = [f"{display_path(v.file, manuscript.directory)}:{v.line}" for v in problems
+                            if v.kind == "outside_tree"]  # fmt: skip
     problems.extend(Violation("bib_error", file, line, "", message) for file, line, message in bibliography.problems)
     for file, line, key in bibliography.duplicates:
         message = "is defined twice; bibtex and biber warn and keep the first entry"
@@ -141,6 +143,9 @@ def _undefined(key: str, file: str, line: int, bibliography: Bibliography, backe
         return Violation("case_mismatch", file, line, key, message + note, WARNING)
     if other:
         message = f"is not defined; {other} differs only in case (biber does not resolve it)"
+    elif not bibliography.files and not bibliography.keys and bibliography.refused:
+        where = ", ".join(bibliography.refused)
+        message = f"is cited but the only bibliography declared is refused (outside_tree at {where}): no key is defined"
     elif not bibliography.files and not bibliography.keys:
         message = "is cited but no bibliography is declared (\\bibliography, \\addbibresource, patchwrite_bib)"
     else:

@@ -175,6 +175,9 @@ class Workspace:
             else:
                 files = [self.shown(p) for p in loaded.files]
                 entry["files"] = files[:MAX_FILES_LISTED]
+                hostile = [clean(name, 500) for name in [entry["root"], *files] if escaped(name) != name]
+                if hostile:  # the names above are exact (a client passes them back); these are safe to print
+                    entry["hostile_names"] = hostile[:MAX_FILES_LISTED]
                 entry["lines"] = sum(len(split_lines(t)) for t in loaded.texts.values())
                 if len(files) > MAX_FILES_LISTED:
                     entry["files_omitted"] = len(files) - MAX_FILES_LISTED
@@ -337,7 +340,7 @@ class Workspace:
         limit = MAX_FILES_LISTED
 
         def rows(items: list[dict[str, Any]], keys: set[tuple[Any, ...]]) -> list[dict[str, Any]]:
-            return [row for row in items if tuple(row.get(k) for k in key) in keys][:limit]
+            return _shown_rows([row for row in items if tuple(row.get(k) for k in key) in keys][:limit])
 
         added = rows(proposed["bindings"], want - have)
         removed = rows(current, have - want)
@@ -346,10 +349,10 @@ class Workspace:
             "bindings_file": self.shown(outcome.path),
             "exists": outcome.old_text is not None,
             "up_to_date": not outcome.changed,
-            "current": current[:limit],
+            "current": _shown_rows(current[:limit]),
             "would_add": added,
             "would_remove": removed,
-            "unattested": proposed["unattested"][:limit],
+            "unattested": _shown_rows(proposed["unattested"][:limit]),
             "counts": proposed["counts"],
             "note": "read-only: only `patchwrite bind` writes the bindings file",
         }
@@ -363,6 +366,21 @@ class Workspace:
             data["file"] = clean(data["file"], 500)
             shown.append(data)
         return shown, max(0, len(violations) - MAX_VIOLATIONS)
+
+
+def _shown_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return bindings rows with every text value escaped: they are findings to show, not paths to pass back."""
+
+    def shown(value: Any) -> Any:
+        if isinstance(value, str):
+            return clean(value, 500)
+        if isinstance(value, dict):
+            return {k: shown(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [shown(v) for v in value]
+        return value
+
+    return [shown(row) for row in rows]
 
 
 class _Guard:

@@ -32,6 +32,8 @@ class Bibliography:
     files: list[Path] = field(default_factory=list)
     problems: list[tuple[str, int, str]] = field(default_factory=list)
     duplicates: list[tuple[str, int, str]] = field(default_factory=list)
+    #: where a declared bibliography was refused (`file:line`, outside the tree): a cite then says so
+    refused: list[str] = field(default_factory=list)
 
     def lookup_case(self, key: str) -> str | None:
         """Return a defined key that differs from `key` only in case, or None."""
