@@ -1,6 +1,6 @@
 """Benchmark: the binder against hand labels of real papers (issue #27), one run.
 
-    python bench/bench_binder_labels.py [--set A|B|C|all] [--rows 1000000] [--json OUT]
+    python bench/bench_binder_labels.py [--set A|B|C|D|all] [--rows 1000000] [--json OUT]
 
 Papers: every tests/bind_papers/*/labels.json of the chosen set. Each label is a person's reading
 of one printed number, made before any binder run on the paper: the log entry it reports (`entry`,
@@ -46,7 +46,7 @@ PAPERS = REPO / "tests" / "bind_papers"
 LOCK_KINDS = ("binding_mismatch", "unbound_number", "stale_binding")
 _ROW_LABEL = re.compile(r"^(row \d+) \(.*?\)(?=, column )")  # a label may hold parentheses: (model=gpt-5.5 (medium))
 _REASON = re.compile(r"[a-z_]+")
-SETS = ("A", "B", "C")  # A: development; B and C: held out (tests/bind_papers/README.md)
+SETS = ("A", "B", "C", "D")  # A: development; B, C and D: held out (tests/bind_papers/README.md)
 
 
 def patchwrite(args: list[str], cwd: Path, timeout: float = 900) -> tuple[int, str, str, float]:
