@@ -573,3 +573,37 @@ def test_a_broken_pipe_inside_the_engine_is_the_manuscripts_outcome(tmp_path: Pa
     killed = sandbox.Outcome(returncode=-signal.SIGKILL, signal=signal.SIGKILL)
     with pytest.raises(EnvironmentFault):
         outcomes.judge("xelatex", killed, limits, tmp_path, None, envfaults.oom_kills())
+
+
+def test_an_engine_killed_in_the_detection_pass_is_retried_like_a_table_job(tmp_path: Path) -> None:
+    # tester2 W1: `stress --detection` stopped the whole run on one killed engine in the detection pass, where a
+    # killed engine in a table job is retried once (docs/environment.md: stress retries such a job once)
+    from dataclasses import asdict
+
+    from pytest_patchwrite.corpus.stress import StressOptions, detection_job
+
+    require_tool("pdflatex")
+    options = asdict(StressOptions(faults=("swapped_acc",), cache_dir=str(tmp_path / "cache"), detection=True))
+    killed: list[int] = []
+
+    def kill_the_first_engine() -> None:
+        deadline = time.monotonic() + 120
+        while not killed and time.monotonic() < deadline:
+            pid = _descendant_engine(os.getpid())
+            if pid is not None:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            time.sleep(0.01)
+
+    import threading
+
+    killer = threading.Thread(target=kill_the_first_engine, daemon=True)
+    killer.start()
+    try:
+        cells = detection_job("en_vision_01", options)
+    finally:
+        killed.append(0)  # stops the killer when no engine ever started
+        killer.join()
+    assert killed[0] != 0, "no engine was killed"
+    # the paper's named limit, as an unkilled run gives it: the pool rule misses swapped_acc, bindings catch it
+    assert cells["swapped_acc"] == (False, True) and cells["fake_cite"][0] is True

@@ -139,9 +139,11 @@ def stress_job(doc_id: str, fault_name: str, condition: str, options: dict[str, 
 
 
 def detection_job(doc_id: str, options: dict[str, Any]) -> dict[str, tuple[bool, bool]]:
-    """Return one manuscript's `detection` cells (a batch job, as `stress_job`)."""
+    """Return one manuscript's `detection` cells (a batch job, as `stress_job`: an environment fault is retried once,
+    a second one stops the run with exit 2)."""
     chosen = _on_this_machine(StressOptions(**options))
-    return detect_manuscript(doc_id, chosen.build, chosen.engine, chosen.timeout, chosen.cache_dir, chosen.trusted)
+    return envfaults.retry_once(lambda: detect_manuscript(doc_id, chosen.build, chosen.engine, chosen.timeout,
+                                                          chosen.cache_dir, chosen.trusted))  # fmt: skip
 
 
 def _on_this_machine(options: StressOptions) -> StressOptions:
