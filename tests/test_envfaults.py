@@ -17,12 +17,15 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 from support import require_tool
 
+from pytest_patchwrite.corpus.stress import StressOptions, detection_job
 from pytest_patchwrite.engine import sandbox, sandboxcmd
 from pytest_patchwrite.engine.sandboxlimits import Limits
 from pytest_patchwrite.errors import EnvironmentFault
@@ -578,10 +581,6 @@ def test_a_broken_pipe_inside_the_engine_is_the_manuscripts_outcome(tmp_path: Pa
 def test_an_engine_killed_in_the_detection_pass_is_retried_like_a_table_job(tmp_path: Path) -> None:
     # tester2 W1: `stress --detection` stopped the whole run on one killed engine in the detection pass, where a
     # killed engine in a table job is retried once (docs/environment.md: stress retries such a job once)
-    from dataclasses import asdict
-
-    from pytest_patchwrite.corpus.stress import StressOptions, detection_job
-
     require_tool("pdflatex")
     options = asdict(StressOptions(faults=("swapped_acc",), cache_dir=str(tmp_path / "cache"), detection=True))
     killed: list[int] = []
@@ -594,8 +593,6 @@ def test_an_engine_killed_in_the_detection_pass_is_retried_like_a_table_job(tmp_
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
             time.sleep(0.01)
-
-    import threading
 
     killer = threading.Thread(target=kill_the_first_engine, daemon=True)
     killer.start()
