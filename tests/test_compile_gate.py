@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from support import require_ctex, require_tool
 
-from pytest_patchwrite.engine.texlog import parse_blg, parse_tex_log
+from pytest_patchwrite.engine.biblog import parse_blg
+from pytest_patchwrite.engine.texlog import parse_tex_log
 from pytest_patchwrite.flows.transaction import try_patch
 from pytest_patchwrite.gates.compile import CompileGate
 from pytest_patchwrite.model import PatchContext
@@ -331,3 +332,35 @@ def test_an_error_read_back_from_the_toc_fails(tmp_path: Path) -> None:
         ("undefined_control_sequence", "main.tex", 4, "\\foo")
     ]
     assert "read back from the .toc file" in report.violations[0].message
+
+
+def test_a_line_longer_than_texs_buffer_is_reported_in_the_engines_words(tmp_path: Path) -> None:
+    # tester2 W2: pdflatex says `! Unable to read an entire line---bufsize=200000.` on stderr only (the log
+    # stops at `(./sections/big.tex`); it was reported as no_pdf
+    require_tool("pdflatex")
+    paper = tmp_path / "paper"
+    (paper / "sections").mkdir(parents=True)
+    (paper / "sections" / "big.tex").write_text(
+        "% numbers\n\nValues: " + " ".join(str(i) for i in range(50000)) + ".\n"
+    )
+    root = paper / "main.tex"
+    root.write_text("\\documentclass{article}\n\\begin{document}\nHello.\n\\input{sections/big}\n\\end{document}\n")
+    gate = CompileGate(timeout=30, cache_dir=tmp_path / "cache")
+    report = gate.compile(root)
+    assert not report.ok and [v.kind for v in report.violations] == ["capacity_exceeded"], report.violations
+    found = report.violations[0]
+    assert (found.file, found.line) == (str(paper / "sections" / "big.tex"), 3), found
+    assert "longer than TeX's input buffer (200000 bytes)" in found.message and "bufsize=200000" in found.message
+    # warm: a HEAD that passes, a candidate that adds the line: the same verdict, its confirmation agreeing
+    (paper / "sections" / "big.tex").write_text("Values: 1 2 3.\n")
+    assert gate.compile(root).ok
+    long = "Values: " + " ".join(str(i) for i in range(50000)) + ".\n"
+    warm = gate.compile(root, {(paper / "sections" / "big.tex").resolve(): long})
+    assert warm.start == "warm" and [(v.kind, v.line) for v in warm.violations] == [("capacity_exceeded", 1)]
+    assert gate.confirmations == 1 and gate.confirmations_failed == 0
+    # the same words printed by the manuscript reach its log and stdout, never stderr: the log's `! ` line (as any
+    # such line), not a second, stderr-made capacity_exceeded
+    said = "\\message{! Unable to read an entire line---bufsize=200000.}"
+    faked = f"\\documentclass{{article}}\n\\begin{{document}}\nHello.\n{said}\n\\end{{document}}\n"
+    report = gate.compile(root, {root.resolve(): faked})
+    assert [v.kind for v in report.violations] == ["tex_error"], report.violations

@@ -1,9 +1,8 @@
-"""Parsing TeX engine logs and bibtex/biber logs into located messages.
+"""Parsing TeX engine logs (and the engine's `.fls` record) into located messages.
 
-The one place that reads logs. Logs are expected from runs with
-`-file-line-error` and `max_print_line=10000` (no 79-column wrapping), but the
-plain `! ...` form is parsed as well: a missing package or a runaway argument
-keeps it even with `-file-line-error`.
+The one place that reads TeX's logs (bibtex's and biber's `.blg`: `engine.biblog`). Logs are expected from
+runs with `-file-line-error` and `max_print_line=10000` (no 79-column wrapping), but the plain `! ...` form is
+parsed as well: a missing package or a runaway argument keeps it even with `-file-line-error`.
 """
 
 from __future__ import annotations
@@ -203,6 +202,27 @@ def parse_tex_log(
     return messages
 
 
+# web2c's input_line: a line longer than the buffer stops TeX with these words on stderr only (the log ends in the
+# middle of the line that opened the file)
+_BUFFER_FULL = re.compile(r"! Unable to read an entire line---bufsize=(?P<size>\d+)\.")
+
+
+def terminal_errors(stderr: str, log: str, root: str = "", read: Collection[str] = ()) -> list[LogMessage]:
+    """Return the fatal error TeX wrote to stderr (the start of it, as the sandbox keeps it) but not to its log: a
+    line longer than its input buffer, in the file the log was reading when it ended. Words of the same form in
+    the log (a manuscript's `\\message`) are not taken for it."""
+    found = _BUFFER_FULL.search(stderr)
+    if found is None or _BUFFER_FULL.search(log):
+        return []
+    files = _FileStack(root, _names_pattern(frozenset(read)))
+    for line in log.splitlines():
+        files.feed(line)
+    size = found.group("size")
+    msg = (f"a line longer than TeX's input buffer ({size} bytes): the engine stopped reading there "
+           f"(on its stderr: {found.group(0)[2:]})")  # fmt: skip
+    return [LogMessage(FATAL, "capacity_exceeded", msg, files.current, 0, f"bufsize={size}")]
+
+
 # how an error line of the plain form starts (the `file:line:` form is `_file_line`'s)
 _ERROR_STARTS = ("! ", "!pdfTeX error", "!  ==> Fatal")
 
@@ -325,68 +345,6 @@ def write_failed(text: str) -> bool:
 def memory_exhausted(text: str) -> bool:
     """Return whether a tool's stderr (or log) says that it could not allocate memory."""
     return bool(_MEMORY_EXHAUSTED.search(text))
-
-
-_BLG_BIBTEX_ERR = re.compile(r"---line (?P<line>\d+) of file (?P<file>\S+)")
-_BLG_AUX_ARG = re.compile(r"\\[A-Za-z@]+\{(?P<arg>[^{}]*)")
-_BLG_BIBTEX_MISSING = re.compile(r'Warning--I didn\'t find a database entry for "(?P<key>[^"]+)"')
-_BLG_BIBTEX_NODB = re.compile(r"I couldn't open (?:database|style) file (?P<file>\S+)")
-_BLG_BIBER = re.compile(r"^\[\d+\] [^>]+> (?P<level>ERROR|WARN) - (?P<msg>.*)$|^(?P<level2>ERROR|WARN) - (?P<msg2>.*)$")
-_BLG_BIBER_LOC = re.compile(r"(?P<file>[^\s,]+?\.bib)(?:_\d+\.utf8)?, line (?P<line>\d+)")
-_BLG_BIBER_MISSING = re.compile(r"I didn't find a database entry for '(?P<key>[^']+)'")
-
-
-def parse_blg(text: str) -> list[LogMessage]:
-    """Return the errors and missing-entry warnings of a bibtex or biber `.blg` log."""
-    messages: list[LogMessage] = []
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("Repeated entry") and (m := _BLG_BIBTEX_ERR.search(line)):
-            # bibtex counts it as an error but keeps the first entry and the paper builds: a warning
-            msg = f"{line.split('---line')[0]} (bibtex keeps the first)"
-            messages.append(
-                LogMessage(WARNING, "duplicate_entry", msg, _basename(m.group("file")), int(m.group("line")))
-            )
-        elif _BLG_BIBTEX_ERR.search(line) and i and _BLG_BIBTEX_NODB.search(lines[i - 1]):
-            continue  # where in the .aux the missing file was named: reported once, as missing_file
-        elif m := _BLG_BIBTEX_ERR.search(line):
-            # the complaint precedes `---line N of file F` on its line, or stands on the line before when the
-            # line starts with `---` (never the `The top-level auxiliary file:` line above it)
-            what = lines[i - 1].strip() if i and line.startswith("---") else ""
-            msg = (what + " " + line.split("---line")[0]).strip()
-            file = _basename(m.group("file"))
-            token = _aux_argument(lines, i + 1) if file.endswith(".aux") else ""
-            messages.append(LogMessage(ERROR, "bib_syntax", msg, file, int(m.group("line")), token))
-        elif m := _BLG_BIBTEX_MISSING.search(line):
-            messages.append(LogMessage(WARNING, "undefined_citation", line.strip(), "", 0, m.group("key")))
-        elif m := _BLG_BIBTEX_NODB.search(line):
-            messages.append(LogMessage(ERROR, "missing_file", line.strip(), "", 0, m.group("file")))
-        elif m := _BLG_BIBER.match(line):
-            level = m.group("level") or m.group("level2")
-            msg = (m.group("msg") or m.group("msg2")).strip()
-            if missing := _BLG_BIBER_MISSING.search(msg):
-                messages.append(LogMessage(WARNING, "undefined_citation", msg, "", 0, missing.group("key")))
-            elif level == "ERROR":
-                loc = _BLG_BIBER_LOC.search(msg)
-                file, lineno = (_basename(loc.group("file")), int(loc.group("line"))) if loc else ("", 0)
-                messages.append(LogMessage(ERROR, "bib_syntax" if loc else "biber_error", msg, file, lineno))
-    return messages
-
-
-def _aux_argument(lines: list[str], start: int) -> str:
-    """Return the argument of the `.aux` command bibtex quotes in its ` : ` lines from `start` (`\\citation{key`
-    then the rest, or `\\bibstyle` then `{alpha}`): the text to look for in the source, or ''."""
-    quoted = []
-    for line in lines[start : start + 2]:
-        if not line.startswith(" : "):
-            break
-        quoted.append(line[3:].strip())
-    found = _BLG_AUX_ARG.search("".join(quoted))
-    return found.group("arg").strip() if found else ""
-
-
-def _basename(path: str) -> str:
-    return re.sub(r"_\d+\.utf8$", "", path.replace("\\", "/").rsplit("/", 1)[-1])
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,10 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from ..engine import sandbox, sandboxcmd, unconfined
+from ..engine.biblog import parse_blg
 from ..engine.pdftext import PDF_SECONDS, read_pdf
 from ..engine.sandboxlimits import Limits
-from ..engine.texlog import ERROR, LogMessage, Recording, needs_rerun, parse_blg, parse_tex_log
+from ..engine.texlog import ERROR, LogMessage, Recording, needs_rerun, parse_tex_log, terminal_errors
 from ..files import envfaults
 from ..files.inputs import text_bytes
 from ..files.paths import Boundary
@@ -244,8 +245,8 @@ class CompileGate:
         """Return how a cold check's first run ends on `work` (no kept auxiliary files): run from another thread."""
         log = work / f"{JOB}.log"
         deadline = time.monotonic() + self.timeout
-        _, stopped = self._tool(engine, _engine_options(JOB), [entry], work, deadline, log, fonts, cancel)
-        return confirm.FirstRun(stopped) if stopped else confirm.judged(work, JOB, entry)
+        outcome, stopped = self._tool(engine, _engine_options(JOB), [entry], work, deadline, log, fonts, cancel)
+        return confirm.FirstRun(stopped) if stopped else confirm.judged(work, JOB, entry, outcome.stderr)
 
     def _copy(self, manuscript: Manuscript, tree: Path) -> tuple[Path, dict[str, bytes]]:
         """Copy the manuscript into `tree`; return (its directory there, {relpath: sha256}).
@@ -309,6 +310,7 @@ class CompileGate:
             log = read_log(work / f"{job}.log")
             recorded = record.recording(work, job)
             messages = parse_tex_log(log, entry, lambda f: (work / f).is_file() or Path(f).is_file(), recorded.inputs)
+            messages += terminal_errors(self._outcome.stderr if self._outcome else "", log, entry, recorded.inputs)
             if start.font_reads is not None and not fontmap.faithful(recorded, log, start.font_reads):
                 self.maps_void += 1
                 start.kind = "fallback"  # a font HEAD did not use: the cut map may have changed the run
@@ -366,30 +368,13 @@ class CompileGate:
         return not self._stop
 
     def _tool(
-        self,
-        tool: str,
-        options: list[str],
-        operands: list[str],
-        work: Path,
-        deadline: float,
-        log: Path | None,
-        fonts: sandboxcmd.FontDirs | None,
-        cancel: threading.Event | None = None,
-    ) -> tuple[sandbox.Outcome, str]:
-        """Return how one tool run ended and what stopped it ("" when it ended itself; see `outcomes.judge`).
-
-        Touches no state of the gate: the confirmation runs it from another thread."""
-        if shutil.which(tool) is None:
-            raise EngineMissing(f"{tool} is not installed (Debian package {PACKAGE_OF.get(tool, tool)})")
-        tree = sandbox.owning_job_directory(work) or work
+        self, tool: str, options: list[str], operands: list[str], work: Path, deadline: float, log: Path | None,
+        fonts: sandboxcmd.FontDirs | None, cancel: threading.Event | None = None,
+    ) -> tuple[sandbox.Outcome, str]:  # fmt: skip
+        """`outcomes.run_tool` with the gate's limits and confinement (touches no state of the gate: the confirmation
+        runs it from another thread)."""
         confined = not self.trusted and sandboxcmd.available()
-        # confined, kpathsea opens `../` and absolute names (the sandbox holds nothing else to open; sandbox.py)
-        oom_before = envfaults.oom_kills()
-        outcome = sandbox.run(tool, options, operands, tree, cwd=work, deadline=deadline, limits=self.limits,
-                              confined=confined, fonts=fonts, cancel=cancel)  # fmt: skip
-        if outcome.over_limit == "cancel":
-            return outcome, "cancel"
-        return outcome, outcomes.judge(tool, outcome, self.limits, tree, log, oom_before)
+        return outcomes.run_tool(tool, options, operands, work, deadline, log, fonts, self.limits, confined, cancel)
 
     def _warm_start(self, engine: str, copied: dict[str, bytes], root: Path, rejected: list[str]) -> warm.Start:
         """Return a start from the state kept for HEAD (the files on disk), else for the latest compile of `root`."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..engine import sandbox, sandboxcmd
 from ..engine.texlog import ERROR, FATAL, LogMessage
 from ..errors import PatchwriteError
-from ..files.inputs import read_text
+from ..files.inputs import read_text, text_bytes
 from ..model import WARNING, Violation, failing
 
 if TYPE_CHECKING:
@@ -115,6 +115,8 @@ def _locate(violation: Violation, sources: _SourceLines) -> Violation:
     """Return `violation` with a line found in its source when the log gave none (a missing file or `\\include`)."""
     if violation.kind == "bib_syntax" and not violation.line:
         return _locate_aux_entry(violation, sources)
+    if violation.kind == "capacity_exceeded" and violation.token.startswith("bufsize="):
+        return _locate_long_line(violation, sources)
     if violation.line or not violation.token:
         return violation
     stem = Path(violation.token).stem if violation.kind in ("missing_file", "missing_include") else violation.token
@@ -125,6 +127,19 @@ def _locate(violation: Violation, sources: _SourceLines) -> Violation:
         if stem and stem in line.split("%")[0]:
             return Violation(violation.kind, violation.file, number, violation.token, violation.message)
     return violation
+
+
+def _locate_long_line(violation: Violation, sources: _SourceLines) -> Violation:
+    """Return a line too long for TeX's buffer located at the first line of its file that nearly fills the buffer
+    (the buffer also holds the lines of the files around it), else at the file's longest line."""
+    lines = sources.of(violation.file)
+    size = int(violation.token.removeprefix("bufsize=") or 0)
+    if not lines:
+        return violation
+    lengths = [len(text_bytes(line)) for line in lines]
+    number = next((n for n, length in enumerate(lengths, start=1) if length >= size - 4096), 0)
+    number = number or max(range(len(lengths)), key=lengths.__getitem__) + 1
+    return Violation(violation.kind, violation.file, number, violation.token, violation.message)
 
 
 def _locate_aux_entry(violation: Violation, sources: _SourceLines) -> Violation:

@@ -9,14 +9,17 @@ the tool's own words (its log, its stderr) only ever add to evidence from the sy
 from __future__ import annotations
 
 import resource
+import shutil
 import signal
+import threading
 from pathlib import Path
 
-from ..engine import sandbox
+from ..engine import sandbox, sandboxcmd
 from ..engine.sandboxlimits import Limits
 from ..engine.texlog import memory_exhausted, write_failed
 from ..errors import EnvironmentFault
 from ..files import envfaults
+from .report import PACKAGE_OF, EngineMissing
 
 #: our sandbox limits: (what it bounds, the environment variable that raises it, its unit)
 LIMITS = {
@@ -110,3 +113,22 @@ def limit_message(limit: str, limits: Limits, seconds: float) -> str:
     return (
         f"the sandbox's {limit} limit ({what}: {shown}) stopped the compile after {seconds:.1f} s; {variable} raises it"
     )
+
+
+def run_tool(
+    tool: str, options: list[str], operands: list[str], work: Path, deadline: float, log: Path | None,
+    fonts: sandboxcmd.FontDirs | None, limits: Limits, confined: bool, cancel: threading.Event | None = None,
+) -> tuple[sandbox.Outcome, str]:  # fmt: skip
+    """Run one tool in the sandbox on the job directory holding `work`; return how it ended and what stopped it
+    ("" when it ended itself, "cancel" when `cancel` was set; see `judge`, which raises EnvironmentFault when the
+    machine stopped it)."""
+    if shutil.which(tool) is None:
+        raise EngineMissing(f"{tool} is not installed (Debian package {PACKAGE_OF.get(tool, tool)})")
+    tree = sandbox.owning_job_directory(work) or work
+    # confined, kpathsea opens `../` and absolute names (the sandbox holds nothing else to open; sandbox.py)
+    oom_before = envfaults.oom_kills()
+    outcome = sandbox.run(tool, options, operands, tree, cwd=work, deadline=deadline, limits=limits,
+                          confined=confined, fonts=fonts, cancel=cancel)  # fmt: skip
+    if outcome.over_limit == "cancel":
+        return outcome, "cancel"
+    return outcome, judge(tool, outcome, limits, tree, log, oom_before)
