@@ -450,6 +450,30 @@ def test_a_read_only_cache_directory_degrades(tmp_path: Path) -> None:
     assert list(cache.iterdir()) == []
 
 
+@pytest.mark.parametrize("fault", ["read-only", "full"])
+def test_a_cache_directory_that_stops_being_writable_is_one_warning(tmp_path: Path, fault: str) -> None:
+    """tester2 W3: the secret exists, then the cache directory is remounted read-only or fills up: each run says
+    so once and runs uncached, with the verdict a cold check gives (it used to say nothing)."""
+    root = _paper(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    if fault == "read-only":
+        assert _cli(["check", "main.tex"], root.parent, _env(tmp_path)).returncode == 0  # the secret, an entry
+        mounts, fill = [("ro", cache, "")], ""
+    else:
+        mounts, fill = [("tmpfs", cache, "256k")], f"{PW} check main.tex; dd if=/dev/zero of={cache}/filler bs=4k; "
+    script = (
+        f"{fill}echo start:; sed -i s/Hello/Hallo/ main.tex; {PW} check main.tex; echo rc=$?; "
+        f"sed -i 's/Hallo/Hallo \\\\undefinedmacro/' main.tex; {PW} check main.tex; echo rc=$?"
+    )
+    out = _namespaced(script, mounts, root.parent, _env(tmp_path)).partition("start:")[2]
+    problem = "Read-only file system" if fault == "read-only" else "No space left on device"
+    warning = f"patchwrite: warning: {cache}/patchwrite/compile cannot be written ({problem}); nothing new is cached"
+    passed, _, failed = out.partition("rc=0")
+    assert "compile ok (pdflatex" in passed and passed.count(warning) == 1 and "Traceback" not in out, out
+    assert "undefined_control_sequence" in failed and "rc=1" in failed and failed.count(warning) == 1, out
+
+
 def test_a_cache_directory_full_at_its_first_use_works_once_there_is_room(tmp_path: Path) -> None:
     """The secret is made whole or not at all: a full disk used to leave it empty, and every later run, with room,
     warned 'holds no usable secret' and ran without the cache until someone deleted the file by hand."""

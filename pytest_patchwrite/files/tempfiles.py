@@ -176,6 +176,11 @@ def make_owned_temp_dir(kind: str) -> Path:
 
 def write_json(path: Path, data: object) -> bool:
     """Write `data` as JSON to `path` through a temp file that names this process; return False when it cannot."""
+    return not write_json_failure(path, data)
+
+
+def write_json_failure(path: Path, data: object) -> str:
+    """`write_json`, returning "" when written, else why not in the system's words (`Read-only file system`)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_file_prefix(path), suffix=TEMP_SUFFIX)
@@ -187,6 +192,6 @@ def write_json(path: Path, data: object) -> bool:
             if os.path.exists(tmp):
                 os.unlink(tmp)
             raise
-    except OSError:
-        return False
-    return True
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return ""

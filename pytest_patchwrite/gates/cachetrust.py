@@ -27,7 +27,7 @@ from typing import Any
 
 from ..files.inputs import text_bytes
 from ..files.paths import repository_top
-from ..files.tempfiles import TEMP_SUFFIX, temp_file_prefix
+from ..files.tempfiles import TEMP_SUFFIX, temp_file_prefix, write_json_failure
 
 SECRET_ENV = "PATCHWRITE_CACHE_SECRET"
 SECRET_FILE = "secret"
@@ -35,6 +35,7 @@ _DOMAIN = b"patchwrite-cache-1\0"
 _lock = threading.RLock()  # secret() warns while it holds it
 _secrets: dict[str, bytes | None] = {}
 _warned: set[str] = set()
+_unwritable: set[str] = set()  # cache directories a write failed in: nothing more is written there by this process
 
 
 def cache_home() -> Path:
@@ -116,6 +117,26 @@ def _read_or_make(path: Path) -> bytes | None:
         warn(f"{path} holds no usable secret; delete it and a new one is made")
         return None
     return data
+
+
+def store(top: Path, path: Path, entry: dict[str, str]) -> None:
+    """Write a sealed entry at `path` below the cache directory `top`. A directory that cannot be written (remounted
+    read-only, full) is one warning per process and nothing more is written there: the run goes on uncached."""
+    if writable(top) and (why := write_json_failure(path, entry)):
+        unwritable(top, why)
+
+
+def writable(top: Path) -> bool:
+    """Return whether no write below the cache directory `top` failed in this process."""
+    with _lock:
+        return str(top) not in _unwritable
+
+
+def unwritable(top: Path, why: str) -> None:
+    """Note that a write below the cache directory `top` failed (`why`: the system's words), warning once."""
+    with _lock:
+        _unwritable.add(str(top))
+    warn(f"{top} cannot be written ({why}); nothing new is cached")
 
 
 def _mac(key_bytes: bytes, kind: str, key: str, payload: bytes) -> str:

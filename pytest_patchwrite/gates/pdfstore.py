@@ -6,12 +6,13 @@ entry holds the PDF's sha256 under an HMAC, and a PDF whose bytes do not match i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from pathlib import Path
 
 from ..files.streamread import file_sha256
-from ..files.tempfiles import write_json
+from ..files.tempfiles import write_json_failure
 from . import cachetrust
 
 MAX_BYTES = 64 << 20  # pdftext's cap: a larger PDF is never read or drawn
@@ -23,21 +24,31 @@ def _paths(cache_dir: Path, key: str) -> tuple[Path, Path]:
 
 
 def put(cache_dir: Path | None, key: str, pdf: Path) -> None:
-    """Keep `pdf` under the compile's cache `key` (nothing when there is no disk cache or it is too large)."""
+    """Keep `pdf` under the compile's cache `key` (nothing when there is no disk cache or it is too large); a cache
+    directory that cannot be written is one warning (cachetrust.unwritable)."""
     try:
-        if cache_dir is None or not pdf.is_file() or pdf.is_symlink() or pdf.stat().st_size > MAX_BYTES:
+        if cache_dir is None or not cachetrust.writable(cache_dir) or not pdf.is_file() or pdf.is_symlink():
+            return
+        if pdf.stat().st_size > MAX_BYTES:
             return
         entry = cachetrust.seal("pdf", key, {"sha256": file_sha256(pdf).hex()})
-        if entry is None:
-            return
-        target, meta = _paths(cache_dir, key)
+    except OSError:
+        return  # the sandbox's PDF is gone: nothing to keep
+    if entry is None:
+        return
+    target, meta = _paths(cache_dir, key)
+    partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
         shutil.copyfile(pdf, partial)
         os.replace(partial, target)
-        write_json(meta, entry)
-    except OSError:
-        return  # a store that cannot be written only costs a compile later
+    except OSError as exc:  # a store that cannot be written only costs a compile later
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        cachetrust.unwritable(cache_dir, exc.strerror or str(exc))
+        return
+    if why := write_json_failure(meta, entry):
+        cachetrust.unwritable(cache_dir, why)
 
 
 def get(cache_dir: Path | None, key: str, target: Path, rejected: list[str] | None = None) -> bool:

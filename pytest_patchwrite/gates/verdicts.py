@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from ..files.inputs import text_digest
-from ..files.tempfiles import write_json
 from . import cachetrust
 from .report import CompileReport
 
@@ -69,7 +68,7 @@ def store(cache_dir: Path, key: str, data: dict[str, Any], base: Path) -> None:
     """Store a report's JSON data under `key`, sealed, remembering the directory its paths lie in."""
     entry = cachetrust.seal("verdict", key, {**data, "base": str(base)})
     if entry is not None:
-        write_json(cache_dir / key[:2] / f"{key}.json", entry)  # read-only: only costs speed
+        cachetrust.store(cache_dir, cache_dir / key[:2] / f"{key}.json", entry)  # one that fails: a warning
 
 
 def _moved(file: str, old: str, new: Path) -> str:

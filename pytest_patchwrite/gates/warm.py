@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING
 
 from ..engine.texlog import ERROR, FATAL, LogMessage
 from ..files.streamread import file_sha256
-from ..files.tempfiles import write_json
 from . import cachetrust
 from .fontmap import FontUse
 from .rerun import AUX_SUFFIXES
@@ -208,8 +207,8 @@ class StateStore:
         """Keep `state` for the sources with `digest` (also on disk when `directory` is given)."""
         self._remember(digest, root, state)
         entry = cachetrust.seal("warm", digest, state.to_json()) if directory is not None else None
-        if directory is not None and entry is not None:
-            write_json(directory / digest[:2] / f"{digest}.json", entry)  # read-only: only costs speed
+        if directory is not None and entry is not None:  # the verdict cache's directory warns for both
+            cachetrust.store(directory.parent, directory / digest[:2] / f"{digest}.json", entry)
 
     def clear(self) -> None:
         """Forget every state kept in memory."""
