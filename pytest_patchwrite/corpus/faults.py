@@ -103,7 +103,7 @@ def _sections(masked_lines: list[str], name: str) -> list[int]:
 
 
 def _decimal_numbers(text: str) -> list[tuple[int, str]]:
-    return [(n.line, n.text) for n in scan(text).numbers if (n.decimals > 0 or n.percent) and not n.unit]
+    return [(n.line, n.text) for n in scan(text).numbers if (n.decimals > 0 or n.percent) and n.pooled("all")]
 
 
 class _Sites:

@@ -22,13 +22,16 @@ from .texconditionals import dead_branches
 from .texmask import _CS, _inside, _merge, _per_text, command_args, mask, suppressions
 from .texnumbers import (
     DOT_THOUSANDS,
+    INTERVAL,
     UNIT_POWERS,
     dot_grouped,
+    interval_ends,
     number_matches,
     quiet_ranges,
     range_percent,
     read_number,
     si_numbers,
+    thin_minus,
 )
 
 # environments whose numbers are coordinates, styles or reference data, never results
@@ -99,12 +102,16 @@ class Number:
     scale: int = 0  # the power of ten that unit stands for (M: 6, MB: 6, ms: -3): the value is `value * 10**scale`
     grouped: bool = False  # printed with thousands separators (`10,578`, `10{,}578`, `10\,578`, `6.200` in Turkish)
     readings: tuple[Decimal, ...] = ()  # its values when the document's language leaves it ambiguous (6.2 or 6200)
+    bindings_only: bool = False  # read for the bindings only: an interval in brackets after a command (`[0.1, 0.2]`)
+    interval: str = ""  # `low` or `high`: which end of such an interval it is (`ci_low`, `brier_ci[1]`)
 
     def pooled(self, policy: str) -> bool:
         """Return whether the pool rule checks this number under a number policy (`decimals`, `all`).
 
-        A glued unit (`24.4M`) is read for the bindings only: the pool rule checks what it always checked."""
-        return not self.unit and (policy == "all" or self.decimals > 0 or self.percent or self.siunitx)
+        A glued unit (`24.4M`) and an interval in brackets after a command (`{\\scriptsize [0.047, 0.133]}`,
+        `\\in [0.33, 19.9]`) are read for the bindings only: the pool rule checks what it always checked."""
+        plain = not self.unit and not self.bindings_only
+        return plain and (policy == "all" or self.decimals > 0 or self.percent or self.siunitx)
 
     def reads_as(self) -> str:
         """Return what a finding says of a number its language leaves ambiguous (`it reads as 6.200 or 6200 ...; `)."""
@@ -134,13 +141,17 @@ class Scan:
 @_per_text
 def _structural_ranges(
     masked: str, cites: frozenset[str] = CITE_COMMANDS
-) -> tuple[list[tuple[int, int]], list[tuple[int, int, bool]]]:
-    """Return (structural ranges, siunitx number arguments as (start, end, unit is percent)) of a masked text.
+) -> tuple[list[tuple[int, int]], list[tuple[int, int, bool]], list[tuple[int, int]]]:
+    """Return (structural ranges, siunitx number arguments as (start, end, unit is percent), printed intervals) of
+    a masked text.
 
-    `cites`: its citation commands (their keys are structural).
+    `cites`: its citation commands (their keys are structural). A printed interval is an option-like bracket after
+    a command that holds only numbers (`{\\scriptsize [0.047, 0.133]}`, `$x \\in [0.33, 19.9]$`): TeX prints it, so
+    the bindings read its numbers; it stays a structural range for every other reader (the pool rule never read it).
     """
     ranges: list[tuple[int, int]] = []
     siunitx: list[tuple[int, int, bool]] = []
+    printed: list[tuple[int, int]] = []
     for m in _CS.finditer(masked):
         name = m.group(1)
         if not name[0].isalpha() and name != "\\":
@@ -189,6 +200,8 @@ def _structural_ranges(
         for kind, start, end in args:
             if kind != "{":
                 ranges.append((start, end))  # options: [width=0.45\linewidth], [t], [2pt]
+                if kind == "[" and base not in _DEFINERS and INTERVAL.fullmatch(masked, start, end):
+                    printed.append((start, end))
                 continue
             if seen < SIUNITX_NUMBER_ARGS.get(base, 0):
                 siunitx.append((start, end, False))
@@ -202,11 +215,15 @@ def _structural_ranges(
             if seen >= max(wanted, 1) and base not in SIUNITX_UNIT_ARG and base not in ("num", "numrange"):
                 break
     ranges.extend((p.start(), p.end()) for p in _PARAMETER.finditer(masked))  # `#1` in a definition's body
-    return _merge(ranges), siunitx
+    if printed:  # an interval inside another structural range (a label, a TikZ picture) prints nothing
+        other = _merge(list(set(ranges) - set(printed)))
+        printed = [p for p in printed if not _inside(other, [a for a, _ in other], p[0])]
+    return _merge(ranges), siunitx, printed
 
 
 _DEFINERS_WITH_ARITY = frozenset({"newcommand", "renewcommand", "providecommand", "DeclareRobustCommand",
                                   "newenvironment", "renewenvironment"})  # fmt: skip
+_DEFINERS = _DEFINERS_WITH_ARITY | {"def", "gdef", "edef", "xdef", "NewDocumentCommand", "DeclareMathOperator"}
 _PARAMETER = re.compile(r"#+[1-9]")
 
 
@@ -320,14 +337,20 @@ def _numbers(
     `ends`: where its sentences end (sentences.py), so each number knows its sentence; `language`: the
     document's main language (`document_language`), which says whether `.` groups thousands.
     """
-    ranges, siunitx = _structural_ranges(masked, cites)
-    skip = _merge(ranges + quiet_ranges(masked) + [(s, e) for s, e, _ in siunitx])
+    ranges, siunitx, printed = _structural_ranges(masked, cites)
+    quiet = _merge(quiet_ranges(masked) + [(s, e) for s, e, _ in siunitx])
+    skip = _merge(ranges + quiet)
     starts = [r[0] for r in skip]
+    printed = [p for p in printed if not _inside(quiet, [a for a, _ in quiet], p[0])]  # not in a script: x^{[1,2]}
+    printed_starts = [a for a, _ in printed]
     found: list[Number] = []
     dots, point, done = language in DOT_THOUSANDS, False, -1
     for m in number_matches(masked):
         pos = m.start("int")
-        if pos < done or _inside(skip, starts, pos) or not typeset(pos):
+        if pos < done or not typeset(pos):
+            continue
+        only = _inside(skip, starts, pos)  # an interval in brackets after a command: read for the bindings only
+        if only and not (printed and _inside(printed, printed_starts, pos)):
             continue
         grouped = dot_grouped(masked, m) if dots else None
         read = read_number(masked, m, grouped)
@@ -335,10 +358,12 @@ def _numbers(
             continue
         text, value, decimals, unit, readings = read
         point = point or (grouped is None and m.group("frac") is not None)  # a `.` decimal this text prints
-        done = m.start() + len(text)
-        found.append(Number(text, value, decimals, bool(m.group("pct")), file, line_of(pos), False, m.start(), done,
+        done, begin = m.start() + len(text), m.start()
+        if only and not m.group("sign") and thin_minus(masked, begin):  # [-0.0101,\,-0.0057]: a sign after `\,`
+            text, value, begin = "-" + text, -value, begin - 1
+        found.append(Number(text, value, decimals, bool(m.group("pct")), file, line_of(pos), False, begin, done,
                             sentence_of(ends, pos), unit, UNIT_POWERS.get(unit, 0),
-                            grouped is not None or not m.group("int").isdigit(), readings))  # fmt: skip
+                            grouped is not None or not m.group("int").isdigit(), readings, only))  # fmt: skip
     if dots:  # `6.200` reads as 6200 where the text prints no `.` decimal; else both readings stand
         found = [replace(n, value=n.readings[1], decimals=0, readings=()) if n.readings and not point else n
                  for n in found]  # fmt: skip
@@ -353,6 +378,8 @@ def _numbers(
     found.sort(key=lambda n: n.start)
     for i in range_percent(masked, [(n.start, n.end, n.percent) for n in found]):
         found[i] = replace(found[i], percent=True)
+    for i, side in interval_ends(printed_starts, [(i, n.end) for i, n in enumerate(found) if n.bindings_only]).items():
+        found[i] = replace(found[i], interval=side)
     return found
 
 

@@ -17,6 +17,7 @@ a log holds only as the bound, so checking them would flag what is right; signed
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
@@ -98,6 +99,27 @@ _SI_NUMBER = re.compile(
     r"(?:[.,](?P<frac>\d(?:\d|" + _SI_GAP + r"+(?=\d))*))?"
     r"(?:" + _SI_GAP + r"*[eEdD]" + _SI_GAP + r"*(?P<exp>[-+\u2212]?\d+))?"
 )
+
+
+# the whole of a bracket after a command that holds only numbers, which TeX prints: `{\scriptsize [0.047, 0.133]}`,
+# `[0.2016,\,0.2098]`, `$x \in [0.33, 19.9]$` (an option holds a key, a length or a word: [t], [2pt], [width=...])
+_ITEM = r"\s*\$?\s*[-+\u2212]?\s*\d+(?:\.\d+)?\s*(?:\\%|\\percent)?\s*\$?\s*"
+INTERVAL = re.compile(_ITEM + r"(?:[,;](?:\\[,;:!]|~|\s)*" + _ITEM + r")+")
+_THIN_MINUS = re.compile(r"\\[,;:!]\s*-$")
+
+
+def interval_ends(spans: list[int], numbers: list[tuple[int, int]]) -> dict[int, str]:
+    """Return `low` and `high` for the two numbers of each bracketed interval (`spans`: where each starts; `numbers`:
+    (index, end) of the numbers read in them, in order), by index; a bracket of more numbers is a list, no interval."""
+    by_span: dict[int, list[int]] = {}
+    for i, end in numbers:
+        by_span.setdefault(bisect.bisect_right(spans, end) - 1, []).append(i)
+    return {i: end for pair in by_span.values() if len(pair) == 2 for i, end in zip(pair, ("low", "high"), strict=True)}
+
+
+def thin_minus(masked: str, start: int) -> bool:
+    """Return whether the number at `start` follows a minus after a thin space (`\\,-0.0057`), its sign."""
+    return masked[start - 1 : start] == "-" and bool(_THIN_MINUS.search(masked, max(0, start - 5), start))
 
 
 # a unit or magnitude glued to a number: 24.4M, 3.2k, 0.19MB, 1.5B, 12.5ms (what no letter follows)
