@@ -119,6 +119,18 @@ def paper(tmp_path: Path, body: str, *, log: dict | None = None, preamble: str =
     return root
 
 
+def logged_paper(directory: Path, body: str, logs: dict[str, object]) -> Path:
+    """Return the root of a paper declaring `logs` (file name -> a dict written as JSON, or the text), its body on
+    line 4 (the magic comment, `\\documentclass`, `\\begin{document}` before it)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, content in logs.items():
+        (directory / name).write_text(content if isinstance(content, str) else json.dumps(content, indent=2))
+    root = directory / "main.tex"
+    root.write_text(f"% !patchwrite log = {', '.join(logs)}\n\\documentclass{{article}}\n\\begin{{document}}\n"
+                    f"{body}\\end{{document}}\n")  # fmt: skip
+    return root
+
+
 def found(root: Path, **config: object) -> list[tuple[str, int, str]]:
     """Return (kind, line, token) of every violation the evidence locks find in `root` under `config`."""
     report = evaluate(load_manuscript(root), EvidenceConfig(**config))  # type: ignore[arg-type]

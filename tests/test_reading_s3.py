@@ -12,8 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support import logged_paper as paper
 from support import require_tool
-from test_ledger import paper
 
 from pytest_patchwrite.flows.bind import bind_root, write_bindings
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
