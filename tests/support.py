@@ -70,6 +70,12 @@ def example_repository(work: Path, papers: tuple[str, ...] = ("paper", "broken-p
     return work
 
 
+def run_cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run `patchwrite ARGS` in `cwd` as a user runs it (a subprocess: its exit code and lines are the contract)."""
+    cmd = [sys.executable, "-m", "pytest_patchwrite.cli", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=timeout)
+
+
 # a git repository and a change against its base (flows/prdiff)
 def git(repo: Path, *args: str) -> str:
     """Run git in `repo` and return its output (a failure raises)."""

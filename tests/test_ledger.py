@@ -7,12 +7,11 @@ where exit codes and printed lines are the contract, the gate in-process for the
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from support import require_tool
+from support import run_cli as cli
 
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
 from pytest_patchwrite.snapshot.manuscript import load_manuscript
@@ -33,11 +32,6 @@ def paper(directory: Path, body: str, logs: dict[str, object]) -> Path:
     return root
 
 
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "pytest_patchwrite.cli", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=120)
-
-
 def findings(root: Path) -> list[str]:
     """Return the number lock's findings as `check` prints them (relative to the paper's directory)."""
     config = EvidenceConfig()
@@ -46,7 +40,8 @@ def findings(root: Path) -> list[str]:
 
 
 def lock_findings(root: Path) -> list[str]:
-    return [f for f in findings(root) if f.split(": ", 1)[1].split()[0] in LOCK]
+    """Return the bindings lock's findings, errors and warnings (`stale_binding` and `unbound_number` are warnings)."""
+    return [f for f in findings(root) if f.split(": ", 1)[1].removeprefix("warning: ").split()[0] in LOCK]
 
 
 def bindings(root: Path) -> list[dict]:

@@ -2,7 +2,7 @@
 
 `reconcile` asks the binder for a fresh decision on every number (the file never sways it, so a paper
 and its logs always propose the same), pairs each number with the decision the file holds for its place
-(`bindfile.match`: by identity, so moved lines keep their decisions) and checks that decision against the
+(`bindmatch.match`: by identity, so moved lines keep their decisions) and checks that decision against the
 log as it is now. `ledger.build_ledger` turns that into what `bind` writes; `numberlock.lock_violations`
 into what `check` reports.
 """
@@ -31,12 +31,11 @@ from ..numbers.binder import (
 from ..numbers.bindfile import (
     MANUAL,
     FileBinding,
-    Place,
     default_path,
     distinct,
-    match,
     parse,
 )
+from ..numbers.bindmatch import Place, match
 from ..numbers.bindplan import bind_fresh
 from ..numbers.derived import describe, formula_values
 from ..numbers.explog import NoLogMatch, resolve_logs
@@ -154,7 +153,7 @@ def declared_logs(manuscript: Manuscript, logs: list[str | Path], config_text: s
 
 
 def places(occs: list[Occurrence]) -> list[Place]:
-    """Return where each number stands (file, identity, line, token), as `bindfile.match` pairs them."""
+    """Return where each number stands (file, identity, line, token), as `bindmatch.match` pairs them."""
     return [Place(o.file, dict(o.context.identity), o.number.line, o.token) for o in occs]
 
 

@@ -13,7 +13,8 @@ Schema (version 2; `file` and `log` relative to the root's directory)::
 A decision is a log entry (`identity`, `percent`, `scale:1e<k>`), a `derived` formula over entries, or `manual`: a
 number typed by hand, locked to its printed form (`value`), with the author's `reason`. The anchor identifies the
 number's place, never by the numbers beside it: a table cell by its table (`\\label`, else caption), row label and
-column header; a prose number by its sentence's words and the words on either side. `line` is a hint.
+column header; a prose number by its sentence's words and the words on either side. `line` is a hint
+(`bindmatch.match` pairs the file's decisions with the numbers as they stand).
 
 Bindings are sorted by file and line (in reading order within a line) and written with a fixed key order, so a change
 reads as a small diff. Only `patchwrite bind` and `pytest --patchwrite-bind` write it.
@@ -29,6 +30,7 @@ from typing import Any
 from ..errors import InputError
 from ..files.inputs import load_json
 from ..model import relative_name
+from .bindmatch import CELL_KEYS, PROSE_KEYS
 
 VERSION = 2
 TRANSFORMS = ("identity", "percent", "derived", "manual")
@@ -36,8 +38,6 @@ MANUAL = "manual"
 #: the reasons `--manual` suggests; any other text is the author's own
 REASONS = ("setting", "cited", "not_logged")
 _FIELDS = ("file", "anchor", "line", "token", "log", "at", "value", "transform", "formula", "alternatives")
-CELL_KEYS = ("table", "row", "column")
-PROSE_KEYS = ("sentence", "before", "after")
 
 
 @dataclass
@@ -197,102 +197,3 @@ def _row(row: Any, number: int, path: Path, base: Path) -> FileBinding:
         alternatives,
         str(row["reason"]) if manual else None,
     )
-
-
-#: which parts of an anchor must agree, strongest first: the whole identity, then what survives an edit of one part
-LEVELS = (CELL_KEYS, ("table", "row"), ("table", "column"), ("row", "column"),
-          PROSE_KEYS, ("before", "after"), ("sentence", "before"), ("sentence", "after"))  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Place:
-    """Where one number stands now: its file, identity (anchor), line and token."""
-
-    file: Path
-    anchor: dict[str, str]
-    line: int
-    token: str
-
-
-def _key(file: Path, anchor: dict[str, str], level: tuple[str, ...]) -> tuple[Any, ...] | None:
-    if any(k not in anchor for k in level) or not any(anchor[k] for k in level):
-        return None
-    return (file, *(anchor[k] for k in level))
-
-
-def match(bindings: list[FileBinding], places: list[Place]) -> dict[int, int]:
-    """Return place index -> binding index: the same file and identity first, then identities that agree in part.
-
-    `places` are in reading order. Within one identity the numbers pair in reading order when both sides count
-    alike (so a swap of two numbers meets the decisions of the places it swapped), else by the nearest line; an
-    identity that agrees only in part pairs one to one or not at all. Neighbouring numbers never take part.
-    """
-    pairs: dict[int, int] = {}
-    used: set[int] = set()
-    real = {f: f.resolve() for f in {b.file for b in bindings} | {p.file for p in places}}  # a few files, many
-    files = [real[b.file] for b in bindings]  # numbers: each resolved once (72,000 numbers: 15 s of resolve)
-    resolved = [real[p.file] for p in places]
-    for depth, level in enumerate(LEVELS):
-        groups: dict[tuple[Any, ...], tuple[list[int], list[int]]] = {}
-        for i, place in enumerate(places):
-            key = None if i in pairs else _key(resolved[i], place.anchor, level)
-            if key is not None:
-                groups.setdefault(key, ([], []))[0].append(i)
-        for j, b in enumerate(bindings):
-            key = None if j in used else _key(files[j], b.anchor, level)
-            if key is not None and key in groups:
-                groups[key][1].append(j)
-        for found, bound in groups.values():
-            if not found or not bound:
-                continue
-            bound.sort(key=lambda k: (bindings[k].line, k))
-            if len(found) == len(bound):
-                chosen = list(zip(found, bound, strict=True))
-            elif depth in (0, LEVELS.index(PROSE_KEYS)):
-                chosen = _nearest(found, bound, places, bindings)
-            else:
-                continue  # a part of an identity shared by several numbers says nothing about which is which
-            for i, j in chosen:
-                pairs[i] = j
-                used.add(j)
-    _same_line(pairs, used, files, resolved, bindings, places)
-    return pairs
-
-
-def _same_line(pairs: dict[int, int], used: set[int], files: list[Path], resolved: list[Path],
-               bindings: list[FileBinding], places: list[Place]) -> None:  # fmt: skip
-    """Pair, last, the one decision left on a line with the one number left there (a number and its sentence edited).
-
-    Without it an edit that changes a number and two parts of its identity (the cite after it dropped: sentence
-    and after) turned its decision stale, a warning, and bound the new number afresh: a changed number passed.
-    Paired, the decision is compared with the number, so a changed value is a `binding_mismatch` and a kept one
-    holds. Only one to one: two numbers left on one line say nothing about which is which.
-    """
-    left: dict[tuple[Path, int], tuple[list[int], list[int]]] = {}
-    for i, place in enumerate(places):
-        if i not in pairs:
-            left.setdefault((resolved[i], place.line), ([], []))[0].append(i)
-    for j, b in enumerate(bindings):
-        if j not in used and (files[j], b.line) in left:
-            left[(files[j], b.line)][1].append(j)
-    for found, bound in left.values():
-        if len(found) == 1 and len(bound) == 1:
-            pairs[found[0]] = bound[0]
-            used.add(bound[0])
-
-
-def _nearest(
-    found: list[int], bound: list[int], places: list[Place], bindings: list[FileBinding]
-) -> list[tuple[int, int]]:
-    """Return pairs by the nearest line hint (then the same token), closest first, each side once."""
-    costs = sorted((abs(bindings[j].line - places[i].line), bindings[j].token != places[i].token, i, j)
-                   for i in found for j in bound)  # fmt: skip
-    taken_i: set[int] = set()
-    taken_j: set[int] = set()
-    out = []
-    for _, _, i, j in costs:
-        if i not in taken_i and j not in taken_j:
-            taken_i.add(i)
-            taken_j.add(j)
-            out.append((i, j))
-    return out
