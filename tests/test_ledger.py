@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support import logged_paper as paper
 from support import require_tool
 from support import run_cli as cli
 
@@ -19,17 +20,6 @@ from pytest_patchwrite.snapshot.manuscript import load_manuscript
 RESULTS = {"baseline": {"clean_acc": 0.682}, "ours": {"clean_acc": 0.9142}}
 PROSE = "Accuracy was 91.4\\% compared with the baseline 68.2\\%.\n"
 LOCK = ("binding_mismatch", "stale_binding", "unbound_number")
-
-
-def paper(directory: Path, body: str, logs: dict[str, object]) -> Path:
-    """Write a root manuscript declaring its logs, and the logs (dicts as JSON, strings as they are)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, content in logs.items():
-        (directory / name).write_text(content if isinstance(content, str) else json.dumps(content, indent=2))
-    root = directory / "main.tex"
-    root.write_text(f"% !patchwrite log = {', '.join(logs)}\n\\documentclass{{article}}\n\\begin{{document}}\n"
-                    f"{body}\\end{{document}}\n")  # fmt: skip
-    return root
 
 
 def findings(root: Path) -> list[str]:
