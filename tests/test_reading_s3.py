@@ -89,3 +89,28 @@ def test_check_reports_a_changed_digit_of_a_bracketed_interval(tmp_path: Path) -
                           timeout=300)  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert "main.tex:4: binding_mismatch 0.341 is bound to results.json tm.lower = 0.3312" in done.stdout
+
+
+# --- a number a macro's definition holds, printed where the macro is used --------------------------------------------
+
+MACROS = r"""\newcommand{\stdIters}{40}
+\newcommand{\fried}{$\chi^2 = 1.875$}
+We solved every instance.
+
+The standard cuts require \stdIters{} iterations to converge.
+
+Across the four regimes (Friedman test, \fried), nothing differs.
+"""
+PARETO = {"pareto": {"standard": {"iterations": 40, "cuts": 195}, "pareto": {"iterations": 27, "cuts": 127}},
+          "friedman_chi2": 1.875, "friedman_pvalue": 0.5987}  # fmt: skip
+
+
+def test_a_number_in_a_macro_definition_is_named_where_the_macro_is_used(tmp_path: Path) -> None:
+    # the definition's own words (`\newcommand{\stdIters}{40}`) name nothing; the sentence that prints it does
+    root = paper(tmp_path, MACROS, {"results.json": PARETO})
+    assert bound(root) == {"40": "pareto.standard.iterations", "1.875": "friedman_chi2"}
+    assert [n.macro for n in scan(root.read_text()).numbers if n.text in ("40", "1.875")] == ["\\stdIters", "\\fried"]
+    assert "binding_mismatch" not in kinds(root)
+    root.write_text(root.read_text().replace("{\\stdIters}{40}", "{\\stdIters}{41}"))
+    mismatches = [f for f in findings(root) if "binding_mismatch" in f]
+    assert len(mismatches) == 1 and mismatches[0].startswith("main.tex:4: binding_mismatch 41 is bound to results.json")

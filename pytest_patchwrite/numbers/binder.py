@@ -14,12 +14,13 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, localcontext
 from pathlib import Path
 
 from ..numeric import _Query, shift
 from ..tex.latex import Number, Scan
+from ..tex.texcites import first_use
 from ..tex.texcontext import Context, Layout
 from .chance import Chance
 from .logentries import Entry, LogData, is_structured
@@ -156,9 +157,10 @@ def occurrences(scans: list[Scan], texts: dict[Path, str], policy: str, allowed:
     """Return the empirical numbers of the scanned files with their contexts and anchors (under `decimals` also the
     integers, as optional: bound on evidence only)."""
     out = []
+    layouts = {Path(s.file): Layout(texts[Path(s.file)]) for s in scans}
     for s in scans:
         path = Path(s.file)
-        layout = Layout(texts[path])
+        layout = layouts[path]
         for n in s.numbers:
             if n.value in allowed or s.is_suppressed(n.line, "number") or n.start < 0:
                 continue
@@ -167,8 +169,22 @@ def occurrences(scans: list[Scan], texts: dict[Path, str], policy: str, allowed:
                 continue
             # an integer the policy does not check (a count: documents, tokens, parameters) binds on evidence and
             # is then locked; without evidence it is never reported
-            out.append(Occurrence(path, n, layout.context(n), layout.anchor(n), not checked))
+            context = printed_context(n, layout, layouts) if n.macro else layout.context(n)
+            out.append(Occurrence(path, n, context, layout.anchor(n), not checked))
     return out
+
+
+def printed_context(n: Number, layout: Layout, layouts: dict[Path, Layout]) -> Context:
+    """Return the context of a number a macro's definition holds: the words where the macro is first used
+    (`(Friedman test, \\llmfried, $n=32$)` for `\\newcommand{\\llmfried}{$\\chi^2 = 1.88$}`), its place (group,
+    cell, identity) where it is defined and locked."""
+    own = layout.context(n)
+    use = first_use(((p, lay.masked) for p, lay in layouts.items()), n.macro)
+    if use is None:
+        return own
+    path, start = use
+    there = layouts[path].context(replace(n, start=start, end=start + len(n.macro)))
+    return replace(there, group=own.group, cell=own.cell, axis=own.axis, identity=own.identity)
 
 
 def transforms(occ: Occurrence) -> list[tuple[str, bool]]:

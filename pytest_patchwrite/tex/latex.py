@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from .sentences import boundaries, sentence_of
-from .texcites import _MULTI_CITES, CITE_COMMANDS, cite_commands, defined
+from .texcites import _MULTI_CITES, CITE_COMMANDS, cite_commands, defined, defining_macros
 from .texconditionals import dead_branches
 from .texmask import _CS, _inside, _merge, _per_text, command_args, mask, suppressions
 from .texnumbers import (
@@ -104,6 +104,7 @@ class Number:
     readings: tuple[Decimal, ...] = ()  # its values when the document's language leaves it ambiguous (6.2 or 6200)
     bindings_only: bool = False  # read for the bindings only: an interval in brackets after a command (`[0.1, 0.2]`)
     interval: str = ""  # `low` or `high`: which end of such an interval it is (`ci_low`, `brier_ci[1]`)
+    macro: str = ""  # the macro whose definition holds it (`\\newcommand{\\llmfried}{$p = 0.60$}`): printed where used
 
     def pooled(self, policy: str) -> bool:
         """Return whether the pool rule checks this number under a number policy (`decimals`, `all`).
@@ -378,9 +379,10 @@ def _numbers(
     found.sort(key=lambda n: n.start)
     for i in range_percent(masked, [(n.start, n.end, n.percent) for n in found]):
         found[i] = replace(found[i], percent=True)
-    for i, side in interval_ends(printed_starts, [(i, n.end) for i, n in enumerate(found) if n.bindings_only]).items():
-        found[i] = replace(found[i], interval=side)
-    return found
+    sides = interval_ends(printed_starts, [(i, n.end) for i, n in enumerate(found) if n.bindings_only])
+    macros = defining_macros(masked, [n.start for n in found])  # a number of a definition prints where it is used
+    return [replace(n, interval=sides.get(i, ""), macro=macros[i]) if i in sides or macros[i] else n
+            for i, n in enumerate(found)]  # fmt: skip
 
 
 def key_lines(text: str, key: str) -> list[int]:

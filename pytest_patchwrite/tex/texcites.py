@@ -5,9 +5,11 @@ the macros and environments a masked text defines, which the placeholder rules r
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from .texmask import _CS, _per_text, command_args, mask
 
@@ -37,6 +39,7 @@ _ENV_DEFINER = re.compile(
 )
 _CS_NAME = re.compile(r"\s*(\\(?:[A-Za-z@]+|.))")
 _MACRO_NAME = re.compile(r"\\[A-Za-z@]+")
+_Key = TypeVar("_Key")
 _LET = re.compile(r"\\(?:let|global\s*\\let)\s*(\\[A-Za-z@]+)\s*=?\s*\\([A-Za-z@]+)(?![A-Za-z@])")
 
 
@@ -127,3 +130,34 @@ def _wraps_citation(body: str, commands: set[str]) -> bool:
         if not keys or "#" in keys[0]:
             return True
     return False
+
+
+def macro_spans(masked: str) -> tuple[list[tuple[int, int, str]], list[int]]:
+    """Return the macro definitions of a masked text as (start, end, name), in order, and their starts."""
+    spans = sorted((d.start, d.end, d.name) for d in defined(masked) if not d.environment) if "\\" in masked else []
+    return spans, [start for start, _, _ in spans]
+
+
+def defining_macros(masked: str, positions: list[int]) -> list[str]:
+    """Return, for each position of a masked text, the macro whose definition holds it ("" for none)."""
+    spans, starts = macro_spans(masked)
+    out = []
+    for pos in positions:
+        k = bisect.bisect_right(starts, pos) - 1
+        out.append(spans[k][2] if k >= 0 and pos < spans[k][1] else "")
+    return out
+
+
+def first_use(masked_texts: Iterable[tuple[_Key, str]], name: str) -> tuple[_Key, int] | None:
+    """Return (key, offset) of the first place a macro is used outside every definition (`\\llmfried` in a sentence
+    of the Results, defined in the preamble), in the order of `masked_texts`; None when nothing uses it."""
+    pattern = re.compile(re.escape(name) + r"(?![A-Za-z@])")
+    for key, masked in masked_texts:
+        if name not in masked:
+            continue
+        spans, starts = macro_spans(masked)
+        for m in pattern.finditer(masked):
+            inside = bisect.bisect_right(starts, m.start()) - 1
+            if inside < 0 or m.start() >= spans[inside][1]:
+                return key, m.start()
+    return None
