@@ -35,6 +35,7 @@ from .bindrules import (
 )
 from .chance import BOUND, column
 from .derived import derive
+from .derivedtable import derive_columns
 from .logentries import LogData
 
 #: evidence strengths closer than this are a tie
@@ -183,6 +184,8 @@ def bind_fresh(
         if i not in decided and (bound := decide(occ, ranked[i], index, rules)) is not None:
             decided[i] = bound
     settle_rows(occs, decided, ranked)
+    for i, cell in derive_columns(occs, decided).items():  # a table column of one formula over bound cells
+        decided[i] = Bound(occs[i], cell, [], "derived", "derived")
     beside = Neighbours(occs, decided)
     for i, occ in enumerate(occs):
         if i in decided:

@@ -11,25 +11,31 @@ formula is recorded with the entries it uses, so the lock recomputes it from the
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections.abc import Callable
 from decimal import Decimal, DivisionByZero, InvalidOperation, localcontext
 
-from .binder import Bound, Candidate, EntryIndex, Occurrence, apply, holds, name_words, similar, transforms
+from .binder import Bound, Candidate, EntryIndex, Occurrence, apply, col_key, holds, name_words, similar, transforms
+from .chance import BOUND, Chance
 from .logentries import Entry
 
-OPS = ("difference", "sum", "ratio", "relative_change")
+OPS = ("difference", "sum", "ratio", "relative_change", "relative_decrease")
 SYMBOL = {"difference": "-", "sum": "+", "ratio": "/"}
 #: words that name each operation (a number's own words, or its sentence's near ones)
 _CHANGE = """points point pp pts gain gains gained improvement improvements improves improved improving drop drops
 dropped decrease decreases decreased increase increases increased reduction reduces reduced reducing higher lower
 more fewer better worse gap delta difference differences outperforms outperform beats ahead behind exceeds above
 below margin up down boost boosts change changes diff impr""".split()
+_DECREASE = "drop drops dropped decrease decreases decreased reduction reduces reduced reducing lower fewer worse down"
 OP_WORDS = {
     "difference": frozenset(_CHANGE),
     "relative_change": frozenset(_CHANGE + "relative relatively rel faster slower speedup".split()),
-    "ratio": frozenset("times fold ratio speedup faster slower smaller larger compression".split()),
+    "relative_decrease": frozenset(_DECREASE.split()),
+    "ratio": frozenset(
+        "times fold ratio speedup faster slower smaller larger compression share fraction proportion out".split()
+    ),
     "sum": frozenset("total sum combined together altogether".split()),
 }
 #: words that name each aggregate of a log column
@@ -41,12 +47,20 @@ AGGREGATES = {
     "std": frozenset("std standard deviation sd stdev spread".split()),
     "total": frozenset("total sum overall altogether".split()),
 }
+#: the chance (`pair_chance`) at or above which a derived number is not bound: the number's words name the
+#: operation and its operands are bound on evidence beside it, so the arithmetic is not the only evidence, but a
+#: sentence of many bound numbers gives so many pairs that some pair fits a short number by luck
+PAIR_BOUND = BOUND
+#: aggregates that are one of the column's own values: named by the number's own words only (a caption's `best`
+#: does not make a confidence interval's upper end its `max`)
+EXTREMES = ("min", "max")
 #: a column of at most this many held values may be aggregated with its rows listed as operands
 SMALL_COLUMN = 100
 
 
 def compute(op: str, a: Decimal, b: Decimal, power: int = 0) -> Decimal | None:
-    """Return `a op b` (relative change: (a - b) / b, times 10**power), None when undefined."""
+    """Return `a op b` (relative change: (a - b) / b, relative decrease: (b - a) / b, a drop from b to a printed as
+    a positive number; times 10**power), None when undefined."""
     with localcontext() as ctx:
         ctx.prec = 28
         try:
@@ -55,9 +69,11 @@ def compute(op: str, a: Decimal, b: Decimal, power: int = 0) -> Decimal | None:
             if op == "sum":
                 return a + b
             if op == "ratio":
-                return a / b
+                return a / b * (Decimal(10) ** power)  # a share: `312 of 2,010` as 15.5%
             if op == "relative_change":
                 return (a - b) / b * (Decimal(10) ** power)
+            if op == "relative_decrease":
+                return (b - a) / b * (Decimal(10) ** power)
         except (DivisionByZero, InvalidOperation):
             return None
     return None
@@ -135,10 +151,13 @@ def describe(formula: dict[str, object]) -> str:
     if op == "relative_change" and len(names) == 2:
         scaled = " * 100" if formula.get("power") == 2 else ""
         return f"({names[0]} - {names[1]}) / {names[1]}{scaled}"
+    if op == "relative_decrease" and len(names) == 2:
+        scaled = " * 100" if formula.get("power") == 2 else ""
+        return f"({names[1]} - {names[0]}) / {names[1]}{scaled}"
     return f" {SYMBOL.get(op, op)} ".join(names)
 
 
-def _operand(bound: Bound) -> dict[str, object]:
+def operand_of(bound: Bound) -> dict[str, object]:
     places = bound.occurrence.number.value.as_tuple().exponent
     return {"log": bound.best.entry.log, "at": bound.best.entry.at, "transform": bound.best.transform,
             "places": places if isinstance(places, int) else None}  # fmt: skip
@@ -157,14 +176,14 @@ def _column_named(occ: Occurrence, column: str) -> bool:
 
 
 def derive(occ: Occurrence, neighbours: list[Bound], index: EntryIndex) -> Candidate | None:
-    """Return the one derived candidate that fits an occurrence on evidence, None when none or several do."""
+    """Return the one derived candidate that fits an occurrence on evidence, None when none or several do, or when
+    so many operand pairs compete that one would fit a number of its printed form by chance (`pair_chance`)."""
     printed = occ.number.value
-    if len(printed.as_tuple().digits) <= 2 and not occ.context.percent:
-        return None  # a formula fits a one- or two-digit number by chance too often
     found: dict[tuple[object, ...], Candidate] = {}
     usable = [b for b in neighbours if b.how not in ("ambiguous", "derived") and b.best.formula is None
               and b.occurrence is not occ and b.evidence]  # fmt: skip
     powers = [0, 2] if occ.context.percent else [0]
+    tried: list[Decimal] = []  # every value the named operations take over the pairs: the chance a fit is luck
     for op in OPS:
         if not _names(occ, OP_WORDS[op]):
             continue
@@ -172,31 +191,64 @@ def derive(occ: Occurrence, neighbours: list[Bound], index: EntryIndex) -> Candi
             for j, b in enumerate(usable):
                 if i == j or a.best.key == b.best.key or (op == "sum" and j < i):
                     continue
-                for power in powers if op in ("relative_change", "ratio") else [0]:
-                    hit = _fits(op, a, b, power, printed)
+                for power in powers if op in ("relative_change", "relative_decrease", "ratio") else [0]:
+                    if not (alike(a, b) or op == "ratio" and power == 2 and share(a, b)):
+                        continue
+                    results = _results(op, a, b, power)
+                    tried.extend(results)
+                    hit = next((r for r in results if holds(printed, r)), None)
                     if hit is None:
                         continue
-                    formula: dict[str, object] = {"op": op, "operands": [_operand(a), _operand(b)]}
+                    formula: dict[str, object] = {"op": op, "operands": [operand_of(a), operand_of(b)]}
                     if power:
                         formula["power"] = power
-                    found.setdefault((op, a.best.key, b.best.key), _derived(a.best.entry, hit, formula))
+                    found.setdefault((op, a.best.key, b.best.key), derived_candidate(a.best.entry, hit, formula))
+    if found and pair_chance(printed, tried) >= PAIR_BOUND:
+        found = {}  # so many pairs compete that a number of this printed form fits one by arithmetic alone
+    tried = []  # the aggregates of every column the words name: a short number fits one of many by chance
+    fitted: dict[tuple[object, ...], Candidate] = {}
     for op, words in AGGREGATES.items():
-        if _names(occ, words):
-            for key, candidate in _aggregates(occ, op, index):
-                found.setdefault(key, candidate)
+        if _names(occ, words) and (op not in EXTREMES or set(occ.context.near) & words):
+            for key, candidate in _aggregates(occ, op, index, tried):
+                fitted.setdefault(key, candidate)
+    if fitted and pair_chance(printed, tried) < PAIR_BOUND:
+        found.update(fitted)
     return next(iter(found.values())) if len(found) == 1 else None
 
 
-def _fits(op: str, a: Bound, b: Bound, power: int, printed: Decimal) -> Decimal | None:
-    pa, pb = _operand(a), _operand(b)
+def alike(a: Bound, b: Bound) -> bool:
+    """Return whether two bound numbers report one quantity (like is compared with like: the same field of two
+    records or rows, `ours.acc` and `baseline.acc`, a CSV column's two rows)."""
+    return col_key(a.best.entry) == col_key(b.best.entry) and a.best.transform == b.best.transform
+
+
+def share(part: Bound, whole: Bound) -> bool:
+    """Return whether a percentage may be `part` of `whole`: two counts, the part the smaller (`312 of 2,010`)."""
+    a, b = part.best.value, whole.best.value
+    return a == a.to_integral_value() and b == b.to_integral_value() and 0 < a < b
+
+
+def pair_chance(printed: Decimal, values: list[Decimal]) -> float:
+    """Return the chance that a random number of `printed`'s form equals one of `values` at its precision (the
+    values an operation named by the words takes over every pair of the numbers bound beside it)."""
+    floats = sorted(f for v in values if math.isfinite(f := float(v)))
+    return Chance(floats).of(printed, [0])
+
+
+def _results(op: str, a: Bound, b: Bound, power: int) -> list[Decimal]:
+    """Return `a op b` from the entries and from them as printed (distinct, never zero)."""
+    pa, pb = operand_of(a), operand_of(b)
     results = [compute(op, a.best.value, b.best.value, power)]
     if isinstance(pa["places"], int) and isinstance(pb["places"], int):
         results.append(compute(op, rounded(a.best.value, pa["places"]), rounded(b.best.value, pb["places"]), power))
-    return next((r for r in results if r is not None and r != 0 and holds(printed, r)), None)
+    return list(dict.fromkeys(r for r in results if r is not None and r != 0))
 
 
-def _aggregates(occ: Occurrence, op: str, index: EntryIndex) -> list[tuple[tuple[object, ...], Candidate]]:
-    """Return the aggregates `op` of the logs' columns that fit a number whose context names the column."""
+def _aggregates(
+    occ: Occurrence, op: str, index: EntryIndex, tried: list[Decimal]
+) -> list[tuple[tuple[object, ...], Candidate]]:
+    """Return the aggregates `op` of the logs' columns that fit a number whose context names the column (every
+    aggregate computed is added to `tried`)."""
     out: list[tuple[tuple[object, ...], Candidate]] = []
     printed = occ.number.value
     formula: dict[str, object]
@@ -212,9 +264,10 @@ def _aggregates(occ: Occurrence, op: str, index: EntryIndex) -> list[tuple[tuple
                 continue  # a column holding NaN has no mean
             for transform, tentative in transforms(occ):
                 value = None if tentative else apply(transform, mean_value)
+                tried.extend([] if value is None else [value])
                 if value is not None and holds(printed, value):
                     formula = {"op": "mean", "operands": [{"log": mean.log, "at": mean.at, "transform": transform}]}
-                    out.append((("mean", str(mean.log), mean.at, transform), _derived(mean, value, formula)))
+                    out.append((("mean", str(mean.log), mean.at, transform), derived_candidate(mean, value, formula)))
     for column, entries in index.columns(SMALL_COLUMN).items() if op != "mean" else ():
         if not _column_named(occ, column[1]):
             continue
@@ -224,12 +277,13 @@ def _aggregates(occ: Occurrence, op: str, index: EntryIndex) -> list[tuple[tuple
         result = aggregate(op, values)
         for transform, tentative in transforms(occ):
             value = None if tentative or result is None else apply(transform, result)
+            tried.extend([] if value is None else [value])
             if value is not None and holds(printed, value):
                 operands = [{"log": e.log, "at": e.at, "transform": transform} for e in entries]
                 formula = {"op": op, "column": column[1], "operands": operands}
-                out.append(((op, *column, transform), _derived(entries[0], value, formula)))
+                out.append(((op, *column, transform), derived_candidate(entries[0], value, formula)))
     return out
 
 
-def _derived(entry: Entry, value: Decimal, formula: dict[str, object]) -> Candidate:
+def derived_candidate(entry: Entry, value: Decimal, formula: dict[str, object]) -> Candidate:
     return Candidate(entry, "derived", value, 0.0, False, formula, evidence="derived")
