@@ -21,7 +21,8 @@ of the unedited copy, and a second `bind`. The bindings file is read and compare
 
 A binding is right when it names the label's log and locator (trivial forms normalised: a CSV row's
 label in parentheses, quote style, spaces), or one of `also`; a derived label when the binding's formula
-uses exactly the label's entries, or binds its one entry. Prints, asserts nothing; --json writes every figure.
+uses exactly the label's entries (each, or an entry the labels accept as equally right: its `also`), or binds its one
+entry. Prints, asserts nothing; --json writes every figure.
 """
 
 from __future__ import annotations
@@ -99,8 +100,27 @@ def operands(row: dict[str, Any]) -> set[tuple[str, str]]:
     return {key(o["log"], o["at"]) for o in formula.get("operands", []) if "log" in o and "at" in o}
 
 
-def judge(label: dict[str, Any], row: dict[str, Any] | None, listed: str | None) -> dict[str, Any]:
-    """Return the outcome of one label against the binder's decision for its number (`row`: None when none)."""
+def mirrors(numbers: list[dict[str, Any]]) -> dict[tuple[str, str], frozenset[tuple[str, str]]]:
+    """Return, for each entry an entry label names, the entries a person accepts as equally right (its `also`)."""
+    out: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
+    for n in numbers:
+        if n["label"] == "entry" and n.get("also"):
+            same = frozenset({key(n["log"], n["at"])} | {key(a["log"], a["at"]) for a in n["also"]})
+            for k in same:
+                out[k] = out.get(k, frozenset()) | same
+    return out
+
+
+def judge(
+    label: dict[str, Any],
+    row: dict[str, Any] | None,
+    listed: str | None,
+    same: dict[tuple[str, str], frozenset[tuple[str, str]]] | None = None,
+) -> dict[str, Any]:
+    """Return the outcome of one label against the binder's decision for its number (`row`: None when none).
+
+    `same` (from `mirrors`): a derived binding whose operand is an entry the labels accept as equally right as the
+    label's operand (`also`: the same quantity in two logs) is right too."""
     # a number in no list of the binder's output: not empirical under the policy, or not read by the scanner
     out: dict[str, Any] = {"binder": None, "listed": listed or ("not_considered" if row is None else None)}
     if row is None or row.get("transform") == "manual":
@@ -118,7 +138,12 @@ def judge(label: dict[str, Any], row: dict[str, Any] | None, listed: str | None)
         ok = not derived and got <= right
     else:
         wanted = {key(e["log"], e["at"]) for e in label["entries"]}
-        ok = bool(wanted) and got == wanted
+        same = same or {}
+        ok = (
+            bool(wanted)
+            and len(got) == len(wanted)
+            and all(any(g == w or g in same.get(w, ()) for g in got) for w in wanted)
+        )
     out["outcome"] = "right" if ok else "wrong"
     return out
 
@@ -143,6 +168,7 @@ def measure_paper(folder: Path, data: dict[str, Any], scratch: Path) -> dict[str
     by_number = bindings_by_number(first.decode("utf-8"), data["root"])
     listed = reported(output, data["root"])
     result["labels"] = []
+    same = mirrors(data["numbers"])
     seen: Counter[tuple[str, int, str]] = Counter()
     for n in data["numbers"]:
         where = (n["file"], n["line"], n["token"])
@@ -150,7 +176,7 @@ def measure_paper(folder: Path, data: dict[str, Any], scratch: Path) -> dict[str
         rows = by_number.get(where, [])
         index = int(n.get("occurrence", seen[where])) - 1  # the k-th such token of the line, in reading order
         row = rows[index] if 0 <= index < len(rows) else None
-        result["labels"].append({**n, **judge(n, row, listed.get(where))})
+        result["labels"].append({**n, **judge(n, row, listed.get(where), same)})
     result["round_trip"] = round_trip(root, scratch, first)
     return result
 

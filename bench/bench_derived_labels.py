@@ -5,7 +5,8 @@
 For each paper of the chosen sets (tests/bind_papers/*/labels.json; never set D, held out) a scratch
 copy gets its labels' `% !patchwrite log = ...` comment and is bound in this process (`bind_root`, what
 `patchwrite bind` writes); every label is judged by `bench_binder_labels.judge`, the subprocess bench's
-rule. Per set it prints the derived labels bound right / labelled, the derived bindings that are wrong,
+rule (a derived operand may be an entry the labels accept as equally right, its `also`; the strict figure without
+that is printed too). Per set it prints the derived labels bound right / labelled, the derived bindings that are wrong,
 and the whole set's precision and coincidences (so a derived rule that binds by chance shows there).
 Prints, asserts nothing; --json writes every figure and each derived label's outcome.
 """
@@ -18,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench_binder_labels import PAPERS, bindings_by_number, judge, metrics
+from bench_binder_labels import PAPERS, bindings_by_number, judge, metrics, mirrors
 from bench_bindings import with_logs
 
 from pytest_patchwrite.flows.bind import bind_root
@@ -33,6 +34,7 @@ def judged(folder: Path, data: dict[str, Any], scratch: Path) -> list[dict[str, 
     outcome = bind_root(root, EvidenceConfig(trusted=True))
     by_number = bindings_by_number(outcome.new_text, data["root"])
     seen: dict[tuple[str, int, str], int] = {}
+    same = mirrors(data["numbers"])
     out = []
     for n in data["numbers"]:
         where = (n["file"], n["line"], n["token"])
@@ -40,7 +42,8 @@ def judged(folder: Path, data: dict[str, Any], scratch: Path) -> list[dict[str, 
         rows = by_number.get(where, [])
         index = int(n.get("occurrence", seen[where])) - 1
         row = rows[index] if 0 <= index < len(rows) else None
-        out.append({**n, "paper": folder.name, **judge(n, row, None)})
+        strict = judge(n, row, None)
+        out.append({**n, "paper": folder.name, **judge(n, row, None, same), "strict": strict["outcome"]})
     return out
 
 
@@ -51,6 +54,7 @@ def derived_report(labels: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "derived_labelled": len(derived),
         "derived_right": sum(n["outcome"] == "right" for n in derived),
+        "derived_right_strict": sum(n["strict"] == "right" for n in derived),
         "derived_bindings": len(made),
         "derived_bindings_wrong": [
             {k: n.get(k) for k in ("paper", "file", "line", "token", "label", "outcome")}
@@ -78,8 +82,12 @@ def main() -> None:
         for name, papers in chosen.items():
             labels = [n for folder, data in papers for n in judged(folder, data, Path(tmp) / folder.name)]
             m, d = metrics(labels), derived_report(labels)
-            results[name] = {"metrics": m, **d, "labels": [n for n in labels if n["label"] == "derived"]}
-            print(f"set {name}: derived right {d['derived_right']} / {d['derived_labelled']} labelled; "
+            strict = metrics([{**n, "outcome": n["strict"]} for n in labels])
+            results[name] = {"metrics": m, "metrics_strict": strict, **d,
+                             "labels": [n for n in labels if n["label"] == "derived"]}  # fmt: skip
+            print(f"set {name}: derived right {d['derived_right']} / {d['derived_labelled']} labelled "
+                  f"({d['derived_right_strict']} with the operands exactly the label's, no `also` mirror: precision "
+                  f"{strict['precision']}); "
                   f"{d['derived_bindings']} derived binding(s), {len(d['derived_bindings_wrong'])} not right; "
                   f"set precision {m['precision']} ({m['right']}/{m['bound']}), coincidences {m['coincidences']} "
                   f"({m['none_bound']}/{m['none']}), recall {m['recall']}")  # fmt: skip
