@@ -74,7 +74,7 @@ def derive_columns(occs: list[Occurrence], decided: dict[int, Bound]) -> dict[in
             tables.setdefault((occ.file, occ.context.cell[0]), []).append(i)
     out: dict[int, Candidate] = {}
     for members in tables.values():
-        if not any(i not in decided for i in members):
+        if not any(open_cell(decided.get(i)) for i in members):
             continue
         table = Table(members, occs, decided)
         for column in table.columns:
@@ -86,7 +86,7 @@ def _column(table: Table, column: int, decided: dict[int, Bound]) -> dict[int, C
     words = table.header(column)
     ops = [op for op, named in HEADER_WORDS.items() if words & named]
     targets = [(r, numbers[0]) for (r, c), numbers in sorted(table.cells.items())
-               if c == column and len(numbers) == 1 and numbers[0] not in decided]  # fmt: skip
+               if c == column and len(numbers) == 1 and open_cell(decided.get(numbers[0]))]  # fmt: skip
     if not ops or len(targets) < 2:
         return {}
     tried, accepted = 0, []
@@ -103,6 +103,12 @@ def _column(table: Table, column: int, decided: dict[int, Bound]) -> dict[int, C
     if len(accepted) != 1:
         return {}  # none, or several templates fit alike: abstain
     return accepted[0][0]
+
+
+def open_cell(bound: Bound | None) -> bool:
+    """Return whether a cell may be derived: undecided, or `ambiguous` among entries that fit its value alike (the
+    column's one formula is evidence that no entry of equal value is)."""
+    return bound is None or bound.how == "ambiguous"
 
 
 def _templates(table: Table, column: int, ops: list[str]) -> list[tuple[str, int, object, int, int]]:
