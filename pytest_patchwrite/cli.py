@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from . import __version__
-from .commands.common import EXIT_FAILED, EXIT_INTERNAL, EXIT_USAGE, one_line
+from .commands.common import EXIT_FAILED, EXIT_INTERNAL, EXIT_USAGE, error_line, one_line
 from .errors import EnvironmentFault, PatchwriteError
 from .gates.report import EngineMissing
 
@@ -86,10 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except EnvironmentFault as exc:
-        print(f"patchwrite: environment error: {one_line(str(exc))}", file=sys.stderr)
+        print(f"patchwrite: environment error: {error_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except _input_errors() as exc:
-        print(f"patchwrite: error: {one_line(str(exc))}", file=sys.stderr)
+        print(f"patchwrite: error: {error_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

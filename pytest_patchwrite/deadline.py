@@ -36,6 +36,9 @@ import threading
 import time
 from types import FrameType, TracebackType
 
+#: seconds a compile, and our own work on one manuscript, may take unless told (`--timeout`, `patchwrite_timeout`)
+DEFAULT_TIMEOUT = 60.0
+
 
 class OutOfTime(Exception):
     """The work inside `within` ran past its seconds."""

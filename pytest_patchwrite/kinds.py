@@ -371,8 +371,9 @@ ENTRIES: tuple[Kind, ...] = (
         "numbers",
         "warning",
         "A decision of the bindings file whose number no longer stands in the manuscript (it was removed, or its "
-        "place changed so much that its identity, the table, row and column or the sentence's words, matches "
-        "nothing).",
+        "place changed so much that no number left pairs with it: none of its identity, the table, row and column "
+        "or the sentence's words, none in its sentence or table, none between the same two numbers that kept their "
+        "places).",
         "Run `patchwrite bind ROOT --update` to drop it (and bind what now stands there); review the file's diff.",
     ),
     Kind(

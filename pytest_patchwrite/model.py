@@ -27,6 +27,14 @@ def display_path(file: str | os.PathLike[str], root: Path | None = None) -> str:
     return os.fspath(file) if relative.startswith("..") else Path(relative).as_posix()
 
 
+def show_paths(text: str, paths: tuple[str, ...] | list[str], root: Path | None) -> str:
+    """Return `text` with each absolute path it names shown as files are (`display_path` against `root`): the
+    commands a message or a note gives then work pasted where it is printed."""
+    for path in sorted(set(paths), key=len, reverse=True):
+        text = text.replace(path, display_path(path, root))
+    return text
+
+
 def relative_name(path: str | os.PathLike[str], base: Path) -> str:
     """Return `path` named from `base` (the paper's directory) as the bindings file, a magic comment and the
     messages about logs spell it: always relative, `../results/run.json` above it, POSIX."""
@@ -60,10 +68,7 @@ class Violation:
 
     def shown_message(self, root: Path | None = None) -> str:
         """Return the message with each path it names shown as `file` is (`display_path` against `root`)."""
-        message = self.message
-        for path in sorted(set(self.paths), key=len, reverse=True):
-            message = message.replace(path, display_path(path, root))
-        return message
+        return show_paths(self.message, self.paths, root)
 
     def format(self, root: Path | None = None) -> str:
         """Return the violation as an editor-clickable `relpath:line: [warning: ]kind token message` line.

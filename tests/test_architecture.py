@@ -411,6 +411,17 @@ ONE_HOME: list[tuple[str, frozenset[str], Any]] = [
         lambda n: _called(n) in {"for_root", "for_directory"},
     ),
     (
+        "a default timeout spelt by hand (`args.timeout or 60.0`: use `deadline.DEFAULT_TIMEOUT`, "
+        "`commands.common.timeout_of`)",
+        frozenset({"pytest_patchwrite.deadline"}),
+        lambda n: (
+            isinstance(n, ast.BoolOp)
+            and isinstance(n.op, ast.Or)
+            and "timeout" in ast.unparse(n.values[0])
+            and any(isinstance(v, ast.Constant) and v.value in (60, 60.0) for v in n.values[1:])
+        ),
+    ),
+    (
         "a second engine chooser",
         frozenset(),
         lambda n: _defined(n) in {"infer_engine", "needed_engine", "choose_engine", "detect_engine"},
@@ -457,6 +468,11 @@ def test_the_one_home_check_sees_a_second_copy() -> None:
         "comes from its settings, `boundary(root)`)",
         "pytest_patchwrite/gates/binding.py:2: a Boundary rebuilt from a path beside the snapshot's own "
         "(`manuscript.boundary or Boundary.for_root(...)`)",
+    ]
+    spelt = "def run(args):\n    return args.timeout or 60.0\n"
+    assert _second_homes({"pytest_patchwrite.commands.inject": spelt}) == [
+        "pytest_patchwrite/commands/inject.py:2: a default timeout spelt by hand (`args.timeout or 60.0`: use "
+        "`deadline.DEFAULT_TIMEOUT`, `commands.common.timeout_of`)"
     ]
     memo = "def shared_bibliographies(m):\n    return []\n"
     assert _second_homes({"pytest_patchwrite.snapshot.manuscript": memo}) == [

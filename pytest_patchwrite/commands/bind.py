@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import shown
-from ..deadline import OutOfTime, within
+from ..deadline import DEFAULT_TIMEOUT, OutOfTime, within
 from ..errors import InputError
 from ..files.paths import repository_top
 from ..flows.bind import BindOutcome, bind_root, outcome_json, write_bindings
@@ -32,7 +32,7 @@ from ..snapshot.roots import find_root
 from ..tex.latex import scan
 from ..tex.texconditionals import false_conditionals
 from ..tex.texnumbers import document_language
-from .common import TRUSTED_HELP, seconds
+from .common import TIMEOUT_DEFAULT_HELP, TRUSTED_HELP, seconds, timeout_of
 
 
 def register(sub: Any) -> None:
@@ -66,7 +66,7 @@ def register(sub: Any) -> None:
                         "without it)")  # fmt: skip
     parser.add_argument("--trusted-input", action="store_true", help=TRUSTED_HELP)
     parser.add_argument("--timeout", type=seconds, default=None, help="seconds before the binder is stopped, "
-                        "nothing written (default 60, as check's)")  # fmt: skip
+                        f"nothing written ({TIMEOUT_DEFAULT_HELP}, as check's)")  # fmt: skip
     parser.set_defaults(func=main)
 
 
@@ -78,7 +78,7 @@ def main(args: argparse.Namespace) -> int:
     if args.reason is not None and not args.manual:
         raise InputError("--reason", "goes with --manual FILE:LINE:TOKEN or --manual unattested")
     return run(root, check=args.check, as_json=args.json, trusted=args.trusted_input, update=args.update,
-               manual=tuple(args.manual), reason=args.reason, timeout=args.timeout or 60.0)  # fmt: skip
+               manual=tuple(args.manual), reason=args.reason, timeout=timeout_of(args))  # fmt: skip
 
 
 #: result and config files `--suggest` looks at (a TeX engine's own .log is no result)
@@ -93,13 +93,14 @@ def _print(outcome: BindOutcome, verb: str) -> None:
     base, cwd = outcome.root.parent, Path.cwd()
     conflicting = {id(rec.occurrences[i]) for i in ledger.conflicts}
     update = f"patchwrite bind {shlex.quote(display_path(outcome.root, cwd))} --update"  # as pasted where `bind` ran
+    # the lock's findings once, each conflict's looked up by its place (not the lock rerun per conflict)
+    found = {(v.file, v.line, v.token): v for v in (lock_violations(rec) if conflicting else [])
+             if v.kind == "binding_mismatch"}  # fmt: skip
     for occ, *_ in rec.mismatched:  # conflicts first: a decision a person reviewed no longer holds
         if id(occ) in conflicting:
-            found = next(v for v in lock_violations(rec) if v.kind == "binding_mismatch" and v.line == occ.number.line
-                         and v.token == occ.token and v.file == str(occ.file))  # fmt: skip
+            message = found[str(occ.file), occ.number.line, occ.token].shown_message(cwd)
             print(shown.line(f"{display_path(occ.file, cwd)}:{occ.number.line}: conflict: binding_mismatch "
-                             f"{occ.token} {found.shown_message(cwd)}; the file keeps the reviewed "
-                             "decision"))  # fmt: skip
+                             f"{occ.token} {message}; the file keeps the reviewed decision"))  # fmt: skip
     for change in ledger.changes:
         print(shown.line(change))
     for i in ledger.undecided:
@@ -134,7 +135,7 @@ def run(
     update: bool = False,
     manual: tuple[str, ...] = (),
     reason: str | None = None,
-    timeout: float | None = 60.0,
+    timeout: float | None = DEFAULT_TIMEOUT,
 ) -> int:
     """Bind one manuscript; write the file unless `check`; return the exit code (1 on a conflict).
 

@@ -13,17 +13,19 @@ from typing import Any
 from .. import shown
 from ..errors import EnvironmentFault, InputError
 from ..files.inputs import read_text
-from ..model import WARNING, display_path, printed_lines
+from ..model import WARNING, display_path, printed_lines, show_paths
 from .common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
     SARIF_HELP,
+    TIMEOUT_DEFAULT_HELP,
     TRUSTED_HELP,
     add_cluster_option,
     add_engine_option,
     one_line,
     seconds,
+    timeout_of,
     write_sarif,
 )
 
@@ -40,7 +42,7 @@ def register(sub: Any) -> None:
     )
     add_engine_option(parser)
     parser.add_argument(
-        "--timeout", type=seconds, default=None, help="seconds before the engine is killed (default 60)"
+        "--timeout", type=seconds, default=None, help=f"seconds before the engine is killed ({TIMEOUT_DEFAULT_HELP})"
     )
     parser.add_argument("--no-cache", action="store_true", help="compile even when a verdict is cached")
     parser.add_argument("--max-runs", type=int, default=5, help="most engine runs per compile (default 5)")
@@ -129,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--jobs", f"{args.jobs}: at least one root is checked at a time")
     options = CheckOptions(
         engine=args.engine,
-        timeout=args.timeout or 60.0,
+        timeout=timeout_of(args),
         max_runs=args.max_runs,
         use_cache=not args.no_cache,
         warnings_fail=args.strict,
@@ -168,7 +170,8 @@ def run(args: argparse.Namespace) -> int:
                 for line in printed_lines(result.violations, Path.cwd(), "--json"):
                     print(f"  {line}")
                 if result.details.get("note"):
-                    print(shown.line(f"  note: {result.details['note']}"))
+                    note = show_paths(str(result.details["note"]), [str(Path(path).absolute())], Path.cwd())
+                    print(shown.line(f"  note: {note}"))
     if args.json:
         print(json.dumps({"manuscripts": out, "cache_rejected": rejected}, indent=2))
     elif rejected:

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 from .. import shown
-from ..errors import InputError
+from ..deadline import DEFAULT_TIMEOUT
+from ..errors import InputError, PatchwriteError
 from ..files.inputs import parse_seconds
 from ..model import Gate
 from ..snapshot.engines import ENGINES
@@ -38,6 +39,16 @@ def add_cluster_option(parser: argparse.ArgumentParser) -> None:
                         "ADDRESS (tcp://host:8786; default $PATCHWRITE_CLUSTER, else this machine)")  # fmt: skip
 
 
+def timeout_of(args: argparse.Namespace) -> float:
+    """Return a command's `--timeout` seconds, else the one default (`deadline.DEFAULT_TIMEOUT`, as
+    `patchwrite_timeout`'s)."""
+    return args.timeout or DEFAULT_TIMEOUT
+
+
+#: how `--timeout`'s help ends
+TIMEOUT_DEFAULT_HELP = f"default {DEFAULT_TIMEOUT:g}"
+
+
 def gates_for(args: argparse.Namespace, path: Path) -> list[Gate]:
     """Return the gates the edit options (`--no-*-gate`, `--engine`, `--timeout`, `--trusted-input`) ask for."""
     from ..gates import default_gates
@@ -61,6 +72,14 @@ def csv_choices(value: str | None, allowed: tuple[str, ...], what: str) -> tuple
     if unknown:
         raise InputError(f"--{what}", f"unknown {what} {', '.join(unknown)}; choose from {', '.join(allowed)}")
     return chosen
+
+
+def error_line(exc: BaseException) -> str:
+    """Return what `patchwrite: error:` prints of an exception: its file shown by the one display rule (relative to
+    the working directory when below it, as every face prints paths), one line."""
+    if isinstance(exc, PatchwriteError):
+        return one_line(exc.format(Path.cwd()))
+    return one_line(str(exc))
 
 
 def one_line(message: str) -> str:

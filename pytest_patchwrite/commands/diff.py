@@ -9,7 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from .. import shown
-from .common import EXIT_FAILED, EXIT_OK, SARIF_HELP, TRUSTED_HELP, add_engine_option, seconds, write_sarif
+from .common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    SARIF_HELP,
+    TIMEOUT_DEFAULT_HELP,
+    TRUSTED_HELP,
+    add_engine_option,
+    seconds,
+    timeout_of,
+    write_sarif,
+)
 
 
 def register(sub: Any) -> None:
@@ -26,17 +36,29 @@ def register(sub: Any) -> None:
     )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--sarif", metavar="FILE", default=None, help=SARIF_HELP)
-    parser.add_argument("--pages", metavar="DIR", default=None,
-                        help="draw the pages the change altered, before and after, into DIR (DIR/index.html)")
+    parser.add_argument(
+        "--pages",
+        metavar="DIR",
+        default=None,
+        help="draw the pages the change altered, before and after, into DIR (DIR/index.html)",
+    )
     parser.add_argument("--pages-max", type=int, default=20, metavar="N", help="draw at most N changed pages (20)")
-    parser.add_argument("--pages-size", type=int, default=1400, metavar="PX",
-                        help="long side of a drawn page in pixels (1400, at most 3000)")
+    parser.add_argument(
+        "--pages-size",
+        type=int,
+        default=1400,
+        metavar="PX",
+        help="long side of a drawn page in pixels (1400, at most 3000)",
+    )
     parser.add_argument("--timeout", type=seconds, default=None,
                         help="seconds for each compile (the working tree's, those of --pages) and for drawing pages "
-                        "(default 60)")  # fmt: skip
+                        f"({TIMEOUT_DEFAULT_HELP})")  # fmt: skip
     add_engine_option(parser)
-    parser.add_argument("--no-compile", action="store_true",
-                        help="do not compile the working tree: no engine record, no undefined-citation rule")
+    parser.add_argument(
+        "--no-compile",
+        action="store_true",
+        help="do not compile the working tree: no engine record, no undefined-citation rule",
+    )
     parser.add_argument("--no-cache", action="store_true", help="compile even when a verdict is cached")
     parser.add_argument("--trusted-input", action="store_true", help=TRUSTED_HELP)
     parser.set_defaults(func=run)
@@ -90,7 +112,7 @@ def _compile(args: argparse.Namespace, manuscript: Any) -> Any:
     """
     from ..flows.check import CheckOptions
 
-    options = CheckOptions(engine=args.engine, timeout=args.timeout or 60.0, use_cache=not args.no_cache,
+    options = CheckOptions(engine=args.engine, timeout=timeout_of(args), use_cache=not args.no_cache,
                            trusted=args.trusted_input)  # fmt: skip
     return lambda: options.compile_gate(manuscript.root).compile(manuscript)
 
@@ -107,7 +129,7 @@ def _pages(args: argparse.Namespace, root: Path, base: Any, changes: list) -> An
     from ..pages.pagesflow import PagesOptions, check_ready, write_pages
 
     options = PagesOptions(Path(args.pages), max_pages=args.pages_max, side=args.pages_size,
-                           timeout=args.timeout or 60.0, engine=args.engine, use_cache=not args.no_cache,
+                           timeout=timeout_of(args), engine=args.engine, use_cache=not args.no_cache,
                            trusted=args.trusted_input)  # fmt: skip
     check_ready(options)
     return write_pages(root, base, changes, options)
@@ -115,6 +137,8 @@ def _pages(args: argparse.Namespace, root: Path, base: Any, changes: list) -> An
 
 def pages_line(pages: Any) -> str:
     """Return the one line `--pages` prints: what was drawn, counted and left out, and where."""
-    line = (f"pages: {len(pages.shown)} changed page(s) drawn, {pages.unchanged} unchanged, "
-            f"{pages.same_pixels} same pixels, {len(pages.left_out)} left out -> {pages.directory / 'index.html'}")
+    line = (
+        f"pages: {len(pages.shown)} changed page(s) drawn, {pages.unchanged} unchanged, "
+        f"{pages.same_pixels} same pixels, {len(pages.left_out)} left out -> {pages.directory / 'index.html'}"
+    )
     return shown.line(line + (f" ({pages.note})" if pages.note else ""))

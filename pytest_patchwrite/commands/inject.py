@@ -11,7 +11,7 @@ from .. import shown
 from ..errors import InputError
 from ..files.inputs import read_text
 from ..model import display_path
-from .common import EXIT_OK, add_engine_option, seconds, write_output
+from .common import EXIT_OK, add_engine_option, seconds, timeout_of, write_output
 
 
 def register(sub: Any) -> None:
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     read_text(path)
     if args.out_tree:
         refuse_used_tree(Path(args.out_tree))  # before the compiles, not after
-    options = CheckOptions(engine=args.engine, timeout=args.timeout or 60.0)
+    options = CheckOptions(engine=args.engine, timeout=timeout_of(args))
     try:
         verified = inject_verified(path, args.fault, options)
     except FaultNotApplicable as exc:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .common import EXIT_OK, add_cluster_option, add_engine_option, csv_choices, seconds
+from .common import EXIT_OK, add_cluster_option, add_engine_option, csv_choices, seconds, timeout_of
 
 
 def register(sub: Any) -> None:
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         conditions=csv_choices(args.conditions, CONDITIONS, "conditions"),
         build=args.build,
         engine=args.engine,
-        timeout=args.timeout or 60.0,
+        timeout=timeout_of(args),
         detection=args.detection,
     )
     progress = print_progress if sys.stderr.isatty() or args.progress else None

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..deadline import DEFAULT_TIMEOUT
 from ..gates.citelock import as_read
 from ..gates.compile import CompileGate
 from ..gates.evidence import NO_LOG, EvidenceConfig, EvidenceReport, engine_undefined, evaluate, record_adds
@@ -21,7 +23,7 @@ class CheckOptions:
 
     engine: str | None = None
     default_engine: str = "pdflatex"
-    timeout: float = 60.0
+    timeout: float = DEFAULT_TIMEOUT
     max_runs: int = 5
     warnings_fail: bool = False
     use_cache: bool = True
@@ -90,8 +92,10 @@ def citations_result(evidence: EvidenceReport, report: CompileReport | None) -> 
     return GateResult.of(violations, "citations", details=details)
 
 
-def numbers_result(evidence: EvidenceReport) -> GateResult | None:
-    """Return the numbers item's verdict, or None when no experimental log is declared."""
+def numbers_result(evidence: EvidenceReport, root: Path | None = None) -> GateResult | None:
+    """Return the numbers item's verdict, or None when no experimental log is declared; the pool rule's note names
+    the command that binds the numbers of `root` (absolute: it works pasted anywhere; `check` shows it as its
+    files, `model.show_paths`)."""
     if evidence.numbers is None:
         return None
     details: dict[str, object] = {"logs": [str(p) for p in evidence.log_files]}
@@ -101,7 +105,7 @@ def numbers_result(evidence: EvidenceReport) -> GateResult | None:
         details["pool_only"] = evidence.pool_only
         details["note"] = (
             f"{evidence.pool_only} number(s) pass only through the pool rule (some logged value rounds to them); "
-            "`patchwrite bind` ties each to its log entry"
+            f"`patchwrite bind{'' if root is None else ' ' + shlex.quote(str(root))}` ties each to its log entry"
         )
     return GateResult.of(evidence.numbers, "numbers", details=details)
 
@@ -140,7 +144,7 @@ def check_manuscript(root: Path | Manuscript, options: CheckOptions) -> dict[str
         # what the engine read decides what is checked: the second reading adds what the source's reading missed
         evidence = evaluate(manuscript, config)
     results = {"compile": compile_result(report), "citations": citations_result(evidence, report)}
-    numbers = numbers_result(evidence)
+    numbers = numbers_result(evidence, manuscript.root)
     skipped = {"skipped": evidence.numbers_skipped or NO_LOG}
     results["numbers"] = numbers if numbers is not None else GateResult(True, [], "numbers", details=skipped)
     results["placeholders"] = placeholders_result(evidence, report, text_layer)

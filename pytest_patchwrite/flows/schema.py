@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..deadline import DEFAULT_TIMEOUT
 from ..edit import DEFAULT_MAX_SPAN
 from ..errors import InputError
 from ..files.inputs import parse_seconds
@@ -46,7 +47,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("patchwrite_engine", "default engine when a manuscript names none", None, DEFAULT_ENGINE),
     Setting("patchwrite_numbers", f"number policy: {', '.join(NUMBER_SETTINGS)}", None, "decimals"),
     Setting("patchwrite_allow", "numbers allowed without a log", "args", []),
-    Setting("patchwrite_timeout", "seconds before a compile is killed", None, "60"),
+    Setting("patchwrite_timeout", "seconds before a compile is killed", None, f"{DEFAULT_TIMEOUT:g}"),
     Setting("patchwrite_strict", "every warning fails its item", "bool", False),
     Setting(
         "patchwrite_trusted_input",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..deadline import DEFAULT_TIMEOUT
 from ..model import Gate
 
 
@@ -20,7 +21,7 @@ def default_gates(
     from .compile import CompileGate
     from .evidence import EvidenceConfig, EvidenceGate
 
-    seconds = timeout or 60.0
+    seconds = timeout or DEFAULT_TIMEOUT
     root = None  # the manuscript that reads `path`, found by the transaction from the text it reads under its lock
     gates: list[Gate] = []
     if compile_gate:

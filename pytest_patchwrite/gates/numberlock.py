@@ -37,6 +37,11 @@ def format_as(value: Decimal, token: str) -> str:
         ctx.prec = max(28, len(value.as_tuple().digits) + places + 2)
         shown = str(abs(value).quantize(Decimal(1).scaleb(-places)))
     signed = value < 0 and "-" not in token[: m.start()] and "−" not in token[: m.start()]
+    separator = next((s for s in ("{,}", "\\,", ",") if s in m.group(0)), None)
+    if separator is not None:  # grouped as printed: `10{,}578` expects `10{,}579`, not `10579`
+        whole, dot, fraction = shown.partition(".")
+        groups = [whole[max(0, k - 3) : k] for k in range(len(whole), 0, -3)][::-1]
+        shown = separator.join(groups) + dot + fraction
     return token[: m.start()] + ("-" if signed else "") + shown + token[m.end() :]
 
 
@@ -142,7 +147,9 @@ def lock_violations(rec: Reconciled) -> list[Violation]:
         # as the pool rule: a sentence that also prints a bound number reports this paper's results
         if keys and (occ.file, occ.number.sentence) not in ours:
             cited = ", ".join(dict.fromkeys(keys))
-            message = f"fits no log entry; its sentence cites {cited}: reported as that work's result, not checked"
+            held = holders(rec, occ)  # "fits no log entry" only when none holds it
+            fits = f"is held by {', '.join(held)}, but" if held else "fits no log entry;"
+            message = f"{fits} its sentence cites {cited}: reported as that work's result, not checked"
             out.append(Violation("cited_number", str(occ.file), occ.number.line, occ.token, message, WARNING))
             continue
         out.append(Violation("unattested_number", str(occ.file), occ.number.line, occ.token, _unattested(rec, occ),
