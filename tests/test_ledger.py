@@ -54,8 +54,11 @@ def test_a_swap_is_a_conflict_until_update_accepts_it(tmp_path: Path) -> None:
     accepted = cli("bind", "main.tex", "--update", cwd=tmp_path)
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
     lines = accepted.stdout.splitlines()
-    assert "main.tex:4: 91.4\\% -> 68.2\\%: results.json ours.clean_acc -> results.json baseline.clean_acc" in lines
-    assert "main.tex:4: 68.2\\% -> 91.4\\%: results.json baseline.clean_acc -> results.json ours.clean_acc" in lines
+    # each change printed, and a swap named as one: never two new bindings accepted quietly
+    assert ("main.tex:4: 91.4\\% -> 68.2\\%: results.json ours.clean_acc -> results.json baseline.clean_acc "
+            "(swapped with main.tex:4)") in lines  # fmt: skip
+    assert ("main.tex:4: 68.2\\% -> 91.4\\%: results.json baseline.clean_acc -> results.json ours.clean_acc "
+            "(swapped with main.tex:4)") in lines  # fmt: skip
     assert [(r["token"], r["at"]) for r in bindings(root)] == [("68.2\\%", "baseline.clean_acc"),
                                                                ("91.4\\%", "ours.clean_acc")]  # fmt: skip
     assert findings(root) == []

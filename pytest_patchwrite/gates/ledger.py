@@ -86,6 +86,7 @@ def build_ledger(rec: Reconciled, update: bool, manual: dict[int, str], unattest
     out = Ledger()
     base = rec.base
     decided: dict[int, FileBinding] = {}
+    rebound: list[tuple[int, FileBinding, FileBinding | None, Occurrence]] = []  # conflicts `--update` accepted
     for i, occ in enumerate(rec.occurrences):
         old = rec.existing[rec.pairs[i]] if i in rec.pairs else None
         if i in manual:
@@ -104,6 +105,7 @@ def build_ledger(rec: Reconciled, update: bool, manual: dict[int, str], unattest
                 decided[i] = old
                 continue
             accepted = manual_binding(occ, old.reason or "") if old.manual else _fresh(rec, i)
+            rebound.append((len(out.changes), old, accepted, occ))
             out.changes.append(change_line(old, accepted, occ, base))
             if accepted is not None:
                 decided[i] = accepted
@@ -118,6 +120,7 @@ def build_ledger(rec: Reconciled, update: bool, manual: dict[int, str], unattest
             out.changes.append(change_line(None, decided[i], rec.occurrences[i], base))
             out.manual += 1
         undecided = []
+    _name_swaps(out.changes, rebound)
     out.rows = [decided[i] for i in sorted(decided)]
     out.covered, out.undecided = set(decided), undecided
     if update:
@@ -126,6 +129,23 @@ def build_ledger(rec: Reconciled, update: bool, manual: dict[int, str], unattest
         out.stale = list(rec.stale)
         out.rows += out.stale
     return out
+
+
+def _name_swaps(changes: list[str], rebound: list[tuple[int, FileBinding, FileBinding | None, Occurrence]]) -> None:
+    """Mark each accepted change that takes the entry another accepted change gave up, and gives up the one that
+    change takes (a swap of two numbers): `(swapped with results.tex:28)`, so `--update` never accepts one quietly."""
+
+    def entry(b: FileBinding | None) -> tuple[object, ...] | None:
+        return None if b is None or b.manual else (b.log, b.at, b.transform)
+
+    gave_up: dict[tuple[object, ...] | None, tuple[int, FileBinding, FileBinding | None, Occurrence]] = {}
+    # ^ entry -> the accepted change that gave it up (one per entry: a swap pairs two)
+    for record in rebound:
+        gave_up.setdefault(entry(record[1]), record)
+    for k, old, new, occ in rebound:
+        other = gave_up.get(entry(new)) if entry(new) is not None else None
+        if other is not None and other[3] is not occ and entry(other[2]) == entry(old):
+            changes[k] += f" (swapped with {display_path(other[3].file, Path.cwd())}:{other[3].number.line})"
 
 
 def _parse_spec(spec: str) -> tuple[str, int, str]:
