@@ -114,3 +114,35 @@ def test_a_number_in_a_macro_definition_is_named_where_the_macro_is_used(tmp_pat
     root.write_text(root.read_text().replace("{\\stdIters}{40}", "{\\stdIters}{41}"))
     mismatches = [f for f in findings(root) if "binding_mismatch" in f]
     assert len(mismatches) == 1 and mismatches[0].startswith("main.tex:4: binding_mismatch 41 is bound to results.json")
+
+
+# --- a number glued to a control word (tester3 N0: a bypass) ----------------------------------------------------------
+
+GLUED = [r"\relax", r"\null", r"\bf", r"\ignorespaces", r"\unskip", r"\noexpand", r"\expandafter", r"\string", r"\ours"]
+
+
+def test_digits_right_after_a_control_word_are_the_number_tex_prints() -> None:
+    for word in GLUED:
+        assert [(n.text, str(n.value)) for n in scan(f"Mean {word}41.2271 here.").numbers] == [("41.2271", "41.2271")]
+    minus = r"\newcommand{\m}{-}" + "\n" + r"Gap \m0.02 and $\pm42{,}930.5$."
+    assert [str(n.value) for n in scan(minus).numbers] == ["-0.02", "42930.5"]  # the paper's own minus
+    quiet = r"ResNet50 \penalty10000 \tolerance1000 \romannumeral3 see \S3 and GPT4."
+    assert scan(quiet).numbers == []  # a name the text spells; parameters TeX prints nothing of; a section
+
+
+def test_a_bound_cell_changed_behind_a_control_word_is_caught(tmp_path: Path) -> None:
+    table = "\\begin{tabular}{lc}\nSplit & Perplexity \\\\\nmean & 42.2271 \\\\\n\\end{tabular}\n"
+    root = paper(tmp_path, table, {"results.json": {"mean": {"perplexity": 42.2271}}})
+    assert bound(root) == {"42.2271": "mean.perplexity"}
+    root.write_text(root.read_text().replace("& 42.2271", "& \\relax41.2271"))
+    assert "binding_mismatch" in kinds(root)  # before: `stale_binding` only, a warning, and check passed
+
+
+def test_check_fails_on_an_unlogged_number_behind_a_control_word_without_bindings(tmp_path: Path) -> None:
+    require_tool("pdflatex")
+    paper(tmp_path, "Perplexity was \\bf41.2271 on the test split.\n", {"results.json": {"ppl": 42.2271}})
+    cli = [sys.executable, "-m", "pytest_patchwrite.cli"]
+    done = subprocess.run([*cli, "check", "main.tex", "--no-cache"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "main.tex:4: unattested_number 41.2271" in done.stdout

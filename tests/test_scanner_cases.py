@@ -51,10 +51,11 @@ CASES = [
         r"\num{42 930.5} and \num{12345} and \num{0,5}",
         [("42 930.5", "42930.5", False), ("12345", "12345", False), ("0,5", "0.5", False)],
     ),
-    # after a relation or operator the digits are a number; after a macro of the paper's own the sign is unknown
+    # after a relation, an operator or any control word the digits are a number (TeX ends the word at the digit);
+    # a macro of the paper's own that prints a minus makes it negative
     (
         r"$\approx0.5$, $\sim 3.5$, $\leq2.5$; with \newcommand{\m}{-}: \m0.02",
-        [("0.5", "0.5", False), ("3.5", "3.5", False), ("2.5", "2.5", False)],
+        [("0.5", "0.5", False), ("3.5", "3.5", False), ("2.5", "2.5", False), ("0.02", "-0.02", False)],
     ),  # fmt: skip
     # sub/superscripts (indices, exponents, asymmetric offsets): skipped, signed and unsigned alike
     (r"$91.4^{+7.8 \cdot 10^{3}}_{-6.6 \cdot 10^{3}}$", [("91.4", "91.4", False)]),

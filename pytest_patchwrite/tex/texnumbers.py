@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from decimal import Decimal
 
 from ..numeric import UNIT_SCALES, parse_number, shift
+from .texcontrol import PARAMETER_WORDS, control_word, in_name, prints_minus
 from .texgroups import match_group
 from .texmask import _inside, mask
 
@@ -73,14 +74,6 @@ _MONTH_BEFORE = re.compile(
 )
 
 
-# a letter (or _) right before the digits makes them part of a name (ResNet50, x_1), unless it ends a
-# control word that prints no sign: TeX ends `\pm` at the digit, so `\pm42{,}930.5` prints 42930.5;
-# after a macro of the paper's own (`\newcommand{\m}{-}` then `\m0.02`) the printed sign is unknown
-_CONTROL_WORD = re.compile(
-    r"\\(?:pm|mp|approx|sim|simeq|cong|equiv|propto|leq?|geq?|leqslant|geqslant|ll|gg|lt|gt|neq?|times|cdot|div|ast"
-    r"|quad|qquad|enspace|thinspace|medspace|thickspace|to|rightarrow|leftarrow|Rightarrow|mapsto|colon|mid|vert"
-    r"|hline|toprule|midrule|bottomrule|item|par|noindent|newline|linebreak|hfill|centering)$"
-)
 # URLs, DOIs and arXiv identifiers: `\url` and `\href` are structural; these are the bare ones
 _IDENTIFIER = re.compile(
     r"(?:\b(?:https?|ftp)://|\bwww\.)(?:[^\s{}\\]|\\[^A-Za-z\s])+"
@@ -277,6 +270,10 @@ def read_number(
     prev = masked[pos - 1] if pos else ""
     if (prev and prev in "^_") or before.endswith(("^{", "_{")) or in_name(before):
         return None  # an index or exponent, or a name: x_1, ResNet50
+    word = control_word(before)
+    if word in PARAMETER_WORDS or (word == "S" and not m.group("frac")):
+        return None  # `\\penalty10000` prints nothing; `\\S3` is a section
+    minus = bool(word) and not m.group("sign") and prints_minus(masked, "\\" + word)  # `\\newcommand{\\m}{-}`: \\m0.02
     if re.search(r"[A-Za-z]-$", before):
         return None  # GPT-4, ResNet-50, Top-5
     stop = grouped[3] if grouped is not None else m.end()
@@ -294,6 +291,8 @@ def read_number(
     value, decimals = parsed
     text = (masked[m.start() : stop] if grouped is not None else m.group(0)).strip() + (unit or "")
     readings: tuple[Decimal, ...] = ()
+    if minus:
+        value = value.copy_negate()
     if grouped is not None and grouped[2]:
         readings = (value, grouped[0])  # 6.200: 6.2 printed to 10^-3, or 6200
     elif grouped is not None:
@@ -336,13 +335,6 @@ def number_value(m: re.Match[str]) -> tuple[Decimal, int] | None:
     if m.group("sign") in ("-", "\u2212"):
         value = value.copy_negate()
     return value, len(frac) - 1 if frac else 0
-
-
-def in_name(before: str) -> bool:
-    """Return whether digits after `before` continue a name (ResNet50) rather than follow a control word (\\pm42)."""
-    last = before[-1:]
-    letter = last == "_" or (last.isalnum() and not last.isdecimal())  # what [^\W\d] matches, without a search
-    return letter and not _CONTROL_WORD.search(before)
 
 
 def quiet_ranges(masked: str) -> list[tuple[int, int]]:
