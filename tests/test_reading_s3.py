@@ -126,7 +126,7 @@ def test_digits_right_after_a_control_word_are_the_number_tex_prints() -> None:
         assert [(n.text, str(n.value)) for n in scan(f"Mean {word}41.2271 here.").numbers] == [("41.2271", "41.2271")]
     minus = r"\newcommand{\m}{-}" + "\n" + r"Gap \m0.02 and $\pm42{,}930.5$."
     assert [str(n.value) for n in scan(minus).numbers] == ["-0.02", "42930.5"]  # the paper's own minus
-    quiet = r"ResNet50 \penalty10000 \tolerance1000 \romannumeral3 see \S3 and GPT4."
+    quiet = r"ResNet50 \penalty10000 \tolerance1000 \romannumeral3 see \S3 and GPT4, $\tfrac12 y$."
     assert scan(quiet).numbers == []  # a name the text spells; parameters TeX prints nothing of; a section
 
 

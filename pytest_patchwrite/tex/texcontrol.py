@@ -3,8 +3,8 @@
 TeX ends a control word at the first non-letter, so the digits right after one are printed: `\\pm42{,}930.5`,
 `\\relax41.2271`, `\\bf41.2`, `\\string41.2271`, a macro of the paper's own (`\\ours41.2`). Only a name the text
 itself spells continues a word (ResNet50, x_1). A control word that takes the digits as a parameter prints none of
-them (`\\penalty10000`, `\\romannumeral3`), and a macro the text defines to print a minus sign
-(`\\newcommand{\\m}{-}`) makes the number after it negative.
+them as a number (`\\penalty10000`, `\\romannumeral3`, `\\tfrac12`: one half), and a macro the text defines to print
+a minus sign (`\\newcommand{\\m}{-}`) makes the number after it negative.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ PARAMETER_WORDS = frozenset(
     toks box copy setbox wd ht dp unhbox unvbox unhcopy unvcopy numexpr dimexpr glueexpr muexpr advance multiply
     divide ifnum ifdim ifcase ifodd endlinechar newlinechar escapechar errorcontextlines showboxdepth showboxbreadth
     fontdimen hyphenchar skewchar holdinginserts outputpenalty maxdeadcycles language setlanguage lefthyphenmin
-    righthyphenmin uchyph globaldefs day month year time tracingonline hangafter""".split()
+    righthyphenmin uchyph globaldefs day month year time tracingonline hangafter frac dfrac tfrac cfrac sfrac nicefrac
+    binom dbinom tbinom""".split()
 )
 
 
