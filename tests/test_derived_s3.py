@@ -6,7 +6,8 @@ And the arithmetic that fits by chance (class 6 of the issue) stays unbound.
 Classes: a relative drop in prose (`a relative drop of 24.1\\%`), a share of two counts (`312 of 2,010 ... 15.5\\%`),
 a speedup column against its reference row (`1.00x`), a gap column against the baseline row (`0.000`), a
 difference column of two cells of each row; and the negatives: a change between two different quantities, and a
-sentence of so many bound numbers that some pair fits by arithmetic alone.
+sentence of so many bound numbers that some pair fits by arithmetic alone, and a caption's `best` read as the `max`
+of a confidence interval.
 """
 
 from __future__ import annotations
@@ -198,3 +199,20 @@ def test_a_change_that_fits_one_of_many_pairs_stays_unbound(tmp_path: Path) -> N
     # (0.931 - 0.641) / 0.641 is 45.2%, but the 90 pairs' relative changes print as 28 distinct numbers of the form
     # 10.0 .. 99.9: a number of that form fits one with a chance of 3%, above the bound (1%): abstain
     assert "45.2\\%" not in rows
+
+
+def test_a_captions_best_does_not_make_a_confidence_bound_a_max(tmp_path: Path) -> None:
+    table = r"""\begin{table}
+\caption{Ablations; the best setting of each group in bold.}
+\begin{tabular}{lcc}
+Group & Setting & Brier \\
+Batch & 4 games/step & 0.149 \\
+Batch & 8 games/step & 0.162 \\
+\end{tabular}
+\end{table}
+"""
+    logs = {"results.json": {"models": {"ws1": {"brier_ci": [0.1311, 0.1493], "n_plays": 5120}}}}
+    rows = bind(paper(tmp_path, table, logs))
+    # max(models.ws1.brier_ci[*]) is 0.1493, but `best` is the caption's word, not the cell's: an interval's upper
+    # end is no maximum the text names (on main it bound as `max`)
+    assert "0.149" not in rows
