@@ -185,6 +185,13 @@ ENTRIES: tuple[Kind, ...] = (
         "Put content between `\\begin{document}` and `\\end{document}`.",
     ),
     _tex(
+        "truncated_document",
+        "A run that stopped at no error never reached `\\end{document}`: the engine's record (`.fls`) shows the "
+        "`.aux` opened for writing and never read back, which LaTeX's end of document always does. "
+        "`\\csname @@end\\endcsname`, `\\@@end` or `\\stop` end the job there and drop the rest of the paper.",
+        "Remove what ends the job early; the document ends at `\\end{document}`.",
+    ),
+    _tex(
         "no_pdf",
         "The engine exited without error but wrote no PDF, or one of 64 bytes or less.",
         "Check that the document typesets something.",

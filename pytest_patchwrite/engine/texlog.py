@@ -7,6 +7,7 @@ parsed as well: a missing package or a runaway argument keeps it even with `-fil
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -354,16 +355,40 @@ class Recording:
     pwd: str = ""
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
+    #: the files written and then read again later in the same run (LaTeX's `\\end{document}` re-reads the `.aux`)
+    read_back: tuple[str, ...] = ()
 
 
 def parse_fls(text: str) -> Recording:
     """Return the working directory and the files read and written that a `.fls` lists."""
     pwd = ""
     seen: dict[str, dict[str, None]] = {"INPUT": {}, "OUTPUT": {}}
+    written: set[str] = set()
+    read_back: dict[str, None] = {}
     for line in text.splitlines():
         kind, _, name = line.partition(" ")
         if kind == "PWD":
             pwd = name
         elif kind in seen and name:
             seen[kind].setdefault(name, None)
-    return Recording(pwd, tuple(seen["INPUT"]), tuple(seen["OUTPUT"]))
+            plain = os.path.normpath(name)
+            if kind == "OUTPUT":
+                written.add(plain)
+            elif plain in written:
+                read_back.setdefault(plain, None)
+    return Recording(pwd, tuple(seen["INPUT"]), tuple(seen["OUTPUT"]), tuple(read_back))
+
+
+def unfinished_document(recorded: Recording, job: str, root: str, messages: list[LogMessage]) -> list[LogMessage]:
+    """Return a `truncated_document` error when a run that stopped at no error never reached LaTeX's end of
+    document: it opened `JOB.aux` for writing (at `\\begin{document}`) and never read it back, which
+    `\\end{document}` always does (`\\csname @@end\\endcsname`, `\\@@end` or `\\stop` end the job there and drop the
+    rest of the paper without an error). A run under `\\nofiles` writes no `.aux` and is not judged by this."""
+    if any(m.severity in (ERROR, FATAL) for m in messages) or not recorded.outputs:
+        return []
+    aux = f"{job}.aux"
+    if aux not in {os.path.normpath(name) for name in recorded.outputs} or aux in recorded.read_back:
+        return []
+    why = ("the job ended before \\end{document} was processed (LaTeX re-reads the .aux there, and this run never "
+           "did): the rest of the document is not typeset")  # fmt: skip
+    return [LogMessage(ERROR, "truncated_document", why, root, 0)]

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
-from ..engine import sandbox, sandboxcmd, unconfined
+from ..engine import sandbox, sandboxcmd, texlog, unconfined
 from ..engine.biblog import parse_blg
 from ..engine.pdftext import PDF_SECONDS, read_pdf
 from ..engine.sandboxlimits import Limits
@@ -311,6 +311,7 @@ class CompileGate:
             recorded = record.recording(work, job)
             messages = parse_tex_log(log, entry, lambda f: (work / f).is_file() or Path(f).is_file(), recorded.inputs)
             messages += terminal_errors(self._outcome.stderr if self._outcome else "", log, entry, recorded.inputs)
+            messages += texlog.unfinished_document(recorded, job, entry, messages)
             if start.font_reads is not None and not fontmap.faithful(recorded, log, start.font_reads):
                 self.maps_void += 1
                 start.kind = "fallback"  # a font HEAD did not use: the cut map may have changed the run

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..engine.texlog import ERROR, FATAL, LogMessage, parse_tex_log, terminal_errors
+from ..engine.texlog import ERROR, FATAL, LogMessage, parse_tex_log, terminal_errors, unfinished_document
 from . import record
 from .rerun import bib_tool_input, failed, read_log
 
@@ -107,10 +107,12 @@ class FirstRun:
 def judged(work: Path, job: str, entry: str, stderr: str = "") -> FirstRun:
     """Return how the cold first run that just ended in `work` went, read from its log (and what it wrote to
     stderr)."""
-    read = record.recording(work, job).inputs
+    recorded = record.recording(work, job)
+    read = recorded.inputs
     log = read_log(work / f"{job}.log")
     messages = parse_tex_log(log, entry, lambda f: (work / f).is_file() or Path(f).is_file(), read)
     messages += terminal_errors(stderr, log, entry, read)
+    messages += unfinished_document(recorded, job, entry, messages)
     stops = failed(messages, allow_no_output=bib_tool_input(work, job)[0] is not None)
     return FirstRun("", errors(messages) if stops else [])
 
