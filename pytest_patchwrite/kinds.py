@@ -388,9 +388,11 @@ ENTRIES: tuple[Kind, ...] = (
         "diff",
         "error or warning",
         "In the `diff` item, a number or cite key the change added is attested only by a value or entry the change "
-        "itself added to a declared log or bibliography (or by a new file under a declared log glob); located at "
-        "the number, the message names the log line. An error under `--evidence-from base` "
-        "(`patchwrite_evidence_from = base`, `--patchwrite-evidence-from base`).",
+        "itself added to a declared log or bibliography (or by a new file under a declared log glob, or by a "
+        "`\\bibitem` the change added); located at the number, the message names the log line. An error under "
+        "`--evidence-from base` (`patchwrite_evidence_from = base`, `--patchwrite-evidence-from base`). In `apply`, "
+        "`try_patch` and the MCP `apply_edit`, a `\\bibitem` the edit adds is always an error: an edit may not write "
+        "the evidence that judges it.",
         "Check that the new log value comes from a real run (a committed script, a CI artifact), not an edit made "
         "to fit the paper; gate pull requests with `base` to make the base's evidence the only evidence.",
     ),

@@ -93,6 +93,25 @@ def test_evidence_the_change_wrote_itself_is_said_so(repo: Path, mode: str) -> N
     assert [f.token for f in again.failures if f.kind == "attested_by_change"] == ["new2024"]
 
 
+@pytest.mark.parametrize("mode", ["head", "base"])
+def test_a_bibitem_the_change_wrote_is_its_own_evidence(repo: Path, mode: str) -> None:
+    """tester3 P1: a made-up key defined by a `\\bibitem` the change added passed `diff --evidence-from base`."""
+    paper = repo / "paper"
+    edit(paper / "sections" / "results.tex", "\\citep{lee2019}", "\\citep{fake2024}")
+    item = "\\begin{thebibliography}{9}\\bibitem[Fake(2024)]{fake2024} Fake, A. Nothing.\\end{thebibliography}\n"
+    edit(paper / "main.tex", "\\end{document}", item + "\\end{document}")
+    report = diff_manuscript(paper / "main.tex", GitBase.open(paper, "main"), EvidenceConfig(), evidence_from=mode)
+    [note] = [f for f in report.failures if f.kind == "attested_by_change"]
+    assert (note.token, note.line, note.severity) == ("fake2024", 3, "warning" if mode == "head" else "error")
+    assert "main.tex:" in note.message and "a \\bibitem this change added" in note.message
+    assert report.result().ok is (mode == "head")
+    # a \bibitem the base already had is the base's evidence
+    git(repo, "commit", "-qam", "the bibitem lands")
+    edit(paper / "sections" / "results.tex", "Accuracy was", "As \\citet{fake2024} found, accuracy was")
+    again = diff_manuscript(paper / "main.tex", GitBase.open(paper, "main"), EvidenceConfig(), evidence_from=mode)
+    assert [f for f in again.failures if f.kind == "attested_by_change"] == []
+
+
 def test_hunk_bound(repo: Path) -> None:
     intro = repo / "paper" / "sections" / "intro.tex"
     intro.write_text("\n".join(f"Line {chr(65 + i)} of a rewritten intro." for i in range(6)) + "\n")

@@ -154,7 +154,11 @@ def diff_manuscript(
         all_old.update(file.old_tokens)
         changed_by_file[str(path)] = file.changed_lines
         values.update(file.values)
-    failures.extend(selfattest.change_notes(changes, values, evidence, base.text, evidence_from, manuscript.directory))
+    texts = manuscript.texts
+    touched = {p: (base_texts[p], texts[p]) for p in manuscript.files if base_texts[p] != texts[p]}
+    failures.extend(
+        selfattest.change_notes(changes, values, evidence, base.text, evidence_from, manuscript.directory, touched)
+    )
     if compiled is not None and compiled.ok:
         failures.extend(_engine_failures(compiled, evidence, changed_by_file, {v.token for v in failures}))
     numbers = round(jaccard({t for k, t in all_old if k == "number"}, {t for k, t in all_new if k == "number"}), 4)

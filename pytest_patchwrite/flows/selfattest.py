@@ -14,7 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from ..errors import InputError
-from ..gates.headrules import line_opcodes
+from ..gates.headrules import added_bibitems, line_opcodes
 from ..model import ERROR, WARNING, Violation, relative_name
 from ..numbers.explog import _NUMERIC, EvidenceLog, load_log_text
 from ..snapshot.bib import parse_bib_text
@@ -126,10 +126,13 @@ def change_notes(
     base_text: Callable[[Path], str | None],
     mode: str,
     top: Path,
+    changed_texts: dict[Path, tuple[str, str]] | None = None,
 ) -> list[Violation]:
     """Return, for the numbers and cite keys a change added or moved, those only the change's own evidence attests.
 
-    `numbers`: (file, line, printed) -> value of the working tree's numbers; `evidence`: its EvidenceReport.
+    `numbers`: (file, line, printed) -> value of the working tree's numbers; `evidence`: its EvidenceReport;
+    `changed_texts`: path -> (base text, new text) of the manuscript's files the change touched (a `\\bibitem` the
+    change wrote is evidence it wrote, like a `.bib` entry).
     """
     from ..snapshot.bib import load_bibliography
 
@@ -137,7 +140,8 @@ def change_notes(
     logs: list[Path] = list(getattr(evidence, "log_files", []))
     bibs: list[Path] = list(getattr(evidence, "bib_files", []))
     wanted = [c for c in changes if c.kind in ("added_number", "moved_number", "added_cite", "moved_cite")]
-    if not wanted or (not logs and not bibs):
+    items = _added_bibitems(changed_texts or {}) if any(c.kind.endswith("_cite") for c in wanted) else {}
+    if not wanted or (not logs and not bibs and not items):
         return []
     base = BaseEvidence(logs, bibs, base_text)
     keys = load_bibliography(bibs).keys if bibs else {}
@@ -150,4 +154,20 @@ def change_notes(
                 out.extend([note] if note else [])
         elif c.token in keys and c.token not in base.keys and not keys[c.token].rpartition(":")[0].endswith(".tex"):
             out.append(cite_note(c.token, c.file, c.line, keys[c.token], base, mode, top))
+        elif c.token in items and c.token not in keys and c.token not in base.keys:
+            path, at = items[c.token]
+            where = f"{relative_name(path, top)}:{at}"
+            message = f"is defined only by {where}, a \\bibitem this change added"
+            out.append(_note(c.file, c.line, c.token, message, mode))
     return out
+
+
+def _added_bibitems(changed_texts: dict[Path, tuple[str, str]]) -> dict[str, tuple[Path, int]]:
+    """Return the keys a `\\bibitem` of the new texts defines that no `\\bibitem` of their base texts defined."""
+    old: set[str] = set()
+    new: dict[str, tuple[Path, int]] = {}
+    for path, (base_text, text) in changed_texts.items():
+        for key, line in added_bibitems(base_text, text, path):
+            new.setdefault(key, (path, line))
+        old.update(key for key, _ in added_bibitems("", base_text, path))
+    return {key: where for key, where in new.items() if key not in old}

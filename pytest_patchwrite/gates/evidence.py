@@ -28,7 +28,7 @@ from .citelock import (
     cite_violations,
     engine_bibliographies,
 )
-from .headrules import carried_suppressions, settings_changes
+from .headrules import bibitem_changes, carried_suppressions, settings_changes
 from .lognumbers import number_lock
 
 POLICIES = ("decimals", "all", "off")
@@ -299,6 +299,7 @@ class EvidenceGate:
         candidate = evaluate(manuscript, self.config, head_texts)
         # listed first: the rejection's reason names the changed setting, not what it would have hidden
         new = [v for p in manuscript.files for v in settings_changes(p, head_texts.get(p, ""), manuscript.texts[p])]
+        new += [v for p in manuscript.files for v in bibitem_changes(p, head_texts.get(p, ""), manuscript.texts[p])]
         if candidate.timed_out:  # what was not checked is never allowed because HEAD was not checked either
             stopped = [v for v in _all(candidate) if v.kind == "timeout"]
             return GateResult.of(stopped, "evidence", time.perf_counter() - started)

@@ -107,6 +107,28 @@ def settings_changes(
     return out
 
 
+def added_bibitems(old: str, new: str, file: Path | str = "") -> list[tuple[str, int]]:
+    """Return (key, line of `new`) for each key a `\\bibitem` of `new` defines that no `\\bibitem` of `old` did."""
+    if old == new or "bibitem" not in new:
+        return []
+    from ..tex.latex import scan
+
+    before = {key for key, _ in scan(old, str(file)).bibitems}
+    found: dict[str, int] = {}
+    for key, line in scan(new, str(file)).bibitems:
+        if key not in before:
+            found.setdefault(key, line)
+    return list(found.items())
+
+
+def bibitem_changes(file: Path | str, old: str, new: str) -> list[Violation]:
+    """Return an `attested_by_change` error per key a `\\bibitem` the candidate added defines: an edit may not
+    write the evidence its citations are judged by (a `.bib` entry cannot be edited in; this is the same)."""
+    why = ("is defined by a \\bibitem this edit adds; an edit may not write the evidence that judges it: add the "
+           "entry by hand (or to the .bib)")  # fmt: skip
+    return [Violation("attested_by_change", str(file), line, key, why, ERROR) for key, line in added_bibitems(old, new)]
+
+
 def _message(verb: str, kind: str, severity: str) -> str:
     what = "a suppression comment" if kind == "suppression_changed" else "a configuration comment"
     if severity == ERROR:

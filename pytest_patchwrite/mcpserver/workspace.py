@@ -22,18 +22,17 @@ from ..files.inputs import read_text, text_bytes
 from ..files.paths import Boundary
 from ..flows.transaction import revision_of, try_patch
 from ..model import Gate, GateResult, PatchContext, Violation, display_path, first_things_first
-from ..shown import text as escaped
 from ..snapshot.manuscript import Manuscript, load_manuscript
 from ..snapshot.roots import locate, peek_text, walked_dirs
 from ..snapshot.snapshot import pair_for, root_of
 from ..tex.texinputs import is_root
 from .project import ProjectSettings, load_settings
+from .shownresults import clean, escaped, shown_rows
 
 MAX_READ_LINES = 400  # lines one read_numbered call returns at most
 MAX_RESULT_BYTES = 48_000  # the text of one result (numbered lines, context) at most
 MAX_LINE_CHARS = 2_000  # a longer line is cut in the view (and marked)
 MAX_VIOLATIONS = 25  # violations listed per result; the count says how many there were
-MAX_MESSAGE_CHARS = 400
 MAX_EDIT_BYTES = 256 * 1024  # an EDIT body of 40 lines never needs more
 MAX_MANUSCRIPTS = 100
 MAX_FILES_LISTED = 200
@@ -48,12 +47,6 @@ class ToolInputError(PatchwriteError):
     """A tool argument that cannot be used (a path outside DIR, a bad range); the message says what to do."""
 
     reason = "bad_input"
-
-
-def clean(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    """Return untrusted text (a log message, a token) escaped as all our output is (`shown.text`), cut at `limit`."""
-    shown = escaped(text)
-    return shown if len(shown) <= limit else shown[:limit] + f"... ({len(shown) - limit} more characters)"
 
 
 @dataclass
@@ -340,7 +333,7 @@ class Workspace:
         limit = MAX_FILES_LISTED
 
         def rows(items: list[dict[str, Any]], keys: set[tuple[Any, ...]]) -> list[dict[str, Any]]:
-            return _shown_rows([row for row in items if tuple(row.get(k) for k in key) in keys][:limit])
+            return shown_rows([row for row in items if tuple(row.get(k) for k in key) in keys][:limit])
 
         added = rows(proposed["bindings"], want - have)
         removed = rows(current, have - want)
@@ -349,10 +342,10 @@ class Workspace:
             "bindings_file": self.shown(outcome.path),
             "exists": outcome.old_text is not None,
             "up_to_date": not outcome.changed,
-            "current": _shown_rows(current[:limit]),
+            "current": shown_rows(current[:limit]),
             "would_add": added,
             "would_remove": removed,
-            "unattested": _shown_rows(proposed["unattested"][:limit]),
+            "unattested": shown_rows(proposed["unattested"][:limit]),
             "counts": proposed["counts"],
             "note": "read-only: only `patchwrite bind` writes the bindings file",
         }
@@ -366,21 +359,6 @@ class Workspace:
             data["file"] = clean(data["file"], 500)
             shown.append(data)
         return shown, max(0, len(violations) - MAX_VIOLATIONS)
-
-
-def _shown_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Return bindings rows with every text value escaped: they are findings to show, not paths to pass back."""
-
-    def shown(value: Any) -> Any:
-        if isinstance(value, str):
-            return clean(value, 500)
-        if isinstance(value, dict):
-            return {k: shown(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [shown(v) for v in value]
-        return value
-
-    return [shown(row) for row in rows]
 
 
 class _Guard:
