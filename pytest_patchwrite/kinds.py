@@ -405,6 +405,16 @@ ENTRIES: tuple[Kind, ...] = (
         "Review it like a lockfile change: check that the number really reports the new entry.",
     ),
     Kind(
+        "bib_changed",
+        "diff",
+        "error or warning",
+        "In the `diff` item, the change rewrites the `.bib` entry of a key the manuscript cites (its author, title, "
+        "year or any other field): every citation of the key now points at what the entry says, with no change "
+        "of the text. Located at the entry, the message names the changed fields. An error under "
+        "`--evidence-from base`.",
+        "Review it: a corrected entry is fine; a citation re-pointed to another work is not.",
+    ),
+    Kind(
         "log_changed",
         "diff",
         "error or warning",

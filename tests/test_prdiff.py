@@ -112,6 +112,28 @@ def test_a_bibitem_the_change_wrote_is_its_own_evidence(repo: Path, mode: str) -
     assert [f for f in again.failures if f.kind == "attested_by_change"] == []
 
 
+@pytest.mark.parametrize("mode", ["head", "base"])
+def test_a_rewritten_bib_entry_of_a_cited_key_is_listed(repo: Path, mode: str) -> None:
+    """tester3 P2: a PR that rewrote the `.bib` entry behind a cited key passed `diff --evidence-from base` unlisted."""
+    paper = repo / "paper"
+    edit(paper / "refs.bib", "{Lee, Min}", "{Nobody, X.}")
+    edit(paper / "refs.bib", "{Baselines for Occlusion Robustness}", "{A Completely Different Paper}")
+    report = diff_manuscript(paper / "main.tex", GitBase.open(paper, "main"), EvidenceConfig(), evidence_from=mode)
+    [note] = [f for f in report.failures if f.kind == "bib_changed"]
+    assert (Path(note.file).name, note.line, note.token) == ("refs.bib", 10, "lee2019")
+    assert "(author, title changed)" in note.message
+    assert note.severity == ("warning" if mode == "head" else "error")
+    assert report.result().ok is (mode == "head")
+    # a field of an entry nobody cites, or only the entry's layout, is no change of a citation
+    git(repo, "commit", "-qam", "the rewrite lands")
+    text = (paper / "refs.bib").read_text()
+    relaid = text.replace("  author    = {Nobody, X.}", "  author = {Nobody,   X.}")
+    assert relaid != text
+    (paper / "refs.bib").write_text(relaid)
+    again = diff_manuscript(paper / "main.tex", GitBase.open(paper, "main"), EvidenceConfig(), evidence_from=mode)
+    assert [f for f in again.failures if f.kind == "bib_changed"] == []
+
+
 def test_hunk_bound(repo: Path) -> None:
     intro = repo / "paper" / "sections" / "intro.tex"
     intro.write_text("\n".join(f"Line {chr(65 + i)} of a rewritten intro." for i in range(6)) + "\n")

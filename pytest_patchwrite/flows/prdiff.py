@@ -159,6 +159,8 @@ def diff_manuscript(
     failures.extend(
         selfattest.change_notes(changes, values, evidence, base.text, evidence_from, manuscript.directory, touched)
     )
+    cited = {t for k, t in all_new if k == "cite"}
+    failures.extend(selfattest.bib_entry_notes(evidence.bib_files, base.text, cited, evidence_from))
     if compiled is not None and compiled.ok:
         failures.extend(_engine_failures(compiled, evidence, changed_by_file, {v.token for v in failures}))
     numbers = round(jaccard({t for k, t in all_old if k == "number"}, {t for k, t in all_new if k == "number"}), 4)

@@ -17,7 +17,7 @@ from ..errors import InputError
 from ..gates.headrules import added_bibitems, line_opcodes
 from ..model import ERROR, WARNING, Violation, relative_name
 from ..numbers.explog import _NUMERIC, EvidenceLog, load_log_text
-from ..snapshot.bib import parse_bib_text
+from ..snapshot.bib import entry_fields, parse_bib_text
 
 EVIDENCE_FROM = ("head", "base")
 KIND = "attested_by_change"
@@ -171,3 +171,32 @@ def _added_bibitems(changed_texts: dict[Path, tuple[str, str]]) -> dict[str, tup
             new.setdefault(key, (path, line))
         old.update(key for key, _ in added_bibitems("", base_text, path))
     return {key: where for key, where in new.items() if key not in old}
+
+
+def bib_entry_notes(
+    bibs: list[Path], base_text: Callable[[Path], str | None], cited: set[str], mode: str
+) -> list[Violation]:
+    """Return a `bib_changed` note per cited key whose `.bib` entry the change rewrote (the base's copy of the
+    same file held it with other fields): the text still cites the key, the key now names another work."""
+    out: list[Violation] = []
+    for bib in bibs:
+        try:
+            old = base_text(bib)
+        except ValueError:  # outside the repository: no base copy
+            continue
+        new = _read(bib)
+        if old is None or new is None or old == new:
+            continue
+        before, after = entry_fields(old), entry_fields(new)
+        for key in sorted(cited & before.keys() & after.keys()):
+            (_, was), (line, now) = before[key], after[key]
+            if was == now:
+                continue
+            fields = ", ".join(sorted(k.lstrip("@") for k in was.keys() | now.keys() if was.get(k) != now.get(k)))
+            message = f"entry rewritten by this change ({fields} changed): every citation of {key} now points at it"
+            if mode == "base":
+                out.append(Violation("bib_changed", str(bib), line, key, message + " (evidence-from base)", ERROR))
+            else:
+                message += "; review it (evidence-from base makes it an error)"
+                out.append(Violation("bib_changed", str(bib), line, key, message, WARNING))
+    return out

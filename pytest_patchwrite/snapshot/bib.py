@@ -74,6 +74,18 @@ def load_bib(path: Path, held: dict[Path, bytes] | None = None) -> BibKeys:
     return parsed
 
 
+def entry_fields(text: str) -> dict[str, tuple[int, dict[str, str]]]:
+    """Return {key: (line, {field: value})} of a `.bib`'s entries (the first of a repeated key), values with their
+    whitespace runs made one space: what a citation of the key points at."""
+    with _quiet(logging.getLogger("bibtexparser")):
+        library = bibtexparser.parse_string(text, parse_stack=[])
+    out: dict[str, tuple[int, dict[str, str]]] = {}
+    for entry in library.entries:
+        fields = {f.key.lower(): " ".join(str(f.value).split()) for f in entry.fields}
+        out.setdefault(entry.key, (entry.start_line + 1, {"@type": entry.entry_type.lower(), **fields}))
+    return out
+
+
 def parse_bib_text(path: Path, text: str) -> BibKeys:
     """Return ({key: "file:line"}, [(file, line, problem)], [(file, line, repeated key)]) for one `.bib`'s text, read
     as the `.bib` at `path` (a base revision's, say).
