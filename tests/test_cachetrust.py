@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import require_tool
+from support import EXAMPLES, require_tool
 
 from pytest_patchwrite.gates import cachetrust, warm
 from pytest_patchwrite.gates.compile import CompileGate
@@ -172,3 +172,26 @@ def test_pytest_keeps_no_cache_in_the_checkout(pytester: pytest.Pytester) -> Non
     second.assert_outcomes(failed=1, passed=2, skipped=1)
     assert "lies inside the work tree" in second.stdout.str()
     assert "verdict cache hits: 0" in second.stdout.str()
+
+
+def test_a_verdict_cached_by_other_code_is_not_reused(tmp_path: Path) -> None:
+    """tester3 C3: a fixed gate kept answering from the verdicts the old code cached ("compile ok (cached)")."""
+    require_tool("pdflatex")
+    code = tmp_path / "code"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "pytest_patchwrite", code / "pytest_patchwrite",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    paper = tmp_path / "paper"
+    shutil.copytree(EXAMPLES / "paper", paper)
+    env = {**os.environ, "PYTHONPATH": str(code), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    def check() -> str:
+        done = subprocess.run([sys.executable, "-m", "pytest_patchwrite.cli", "check", "main.tex"], cwd=paper,
+                              env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout.splitlines()[0]
+
+    assert "cached" not in check()
+    assert "cached" in check()  # the same code, the same bytes: the verdict is reused
+    gate = code / "pytest_patchwrite" / "gates" / "located.py"
+    gate.write_text(gate.read_text() + "\n# a fix of a gate\n")
+    assert "cached" not in check()  # other code: judged again

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -29,10 +30,28 @@ def source_digests(copied: dict[str, bytes], overrides: dict[Path, str], root: P
     return files
 
 
-def cache_key(options: list[str], sources: dict[str, bytes]) -> str:
-    """Return the digest of the gate's options (with CACHE_VERSION) and every source's path and bytes."""
+@functools.cache
+def code_digest() -> str:
+    """Return the digest of this package's own code (every module's path, size and modification time), once per
+    process.
+
+    A verdict is what this code said about those bytes: an upgrade, or a fix of a gate, must not be answered by
+    the verdicts the old code cached (a document the new code fails stayed "compile ok (cached)"). CACHE_VERSION
+    still names format changes; this covers every change of the code (an install or an edit writes the file).
+    Stat, not bytes: a few milliseconds per process, where reading every module cost a `patchwrite apply` 60 ms."""
+    package = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
-    digest.update(json.dumps([CACHE_VERSION, *options]).encode())
+    for path in sorted(package.rglob("*.py")):
+        st = path.stat()
+        digest.update(f"{path.relative_to(package).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+def cache_key(options: list[str], sources: dict[str, bytes]) -> str:
+    """Return the digest of the gate's options (with CACHE_VERSION and the code's digest) and every source's path
+    and bytes."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps([CACHE_VERSION, code_digest(), *options]).encode())
     for rel in sorted(sources):
         digest.update(rel.encode() + b"\0")
         digest.update(sources[rel])
