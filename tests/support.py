@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -218,3 +219,40 @@ def llama_cpp_server(tmp_path: Path) -> Iterator[str]:
         server.terminate()
         server.wait(30)
         log.close()
+
+
+# --- small papers for the binder tests (a root declaring its logs, and what the binder decided) ---
+
+
+def bind_paper(directory: Path, body: str, logs: dict[str, object]) -> Path:
+    """Write a root manuscript declaring its logs, and the logs (dicts as JSON, strings as they are)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, content in logs.items():
+        text = content if isinstance(content, str) else json.dumps(content, indent=2)
+        (directory / name).write_text(text)
+    root = directory / "main.tex"
+    root.write_text(
+        f"% !patchwrite log = {', '.join(logs)}\n\\documentclass{{article}}\n\\begin{{document}}\n{body}"
+        "\\end{document}\n"
+    )
+    return root
+
+
+def bind_decisions(root: Path) -> dict[str, tuple[str, str, str]]:
+    """Return token -> (how, log file name, locator) for every bound number, ("unbound", "", "") for the others."""
+    from pytest_patchwrite.flows.bind import bind_root
+
+    result = bind_root(root, EvidenceConfig()).reconciled.result
+    out = {b.occurrence.token: (b.how, Path(b.best.entry.log).name, b.best.entry.at) for b in result.bound}
+    for b in result.bound:
+        if b.best.formula is not None:
+            out[b.occurrence.token] = (b.how, str(b.best.formula["op"]), "")
+    for occ in [*result.unattested, *result.quiet]:
+        out[occ.token] = ("unbound", "", "")
+    return out
+
+
+def bind_noise(n: int, seed: int = 5) -> dict[str, float]:
+    """Return `n` logged values in [0.1, 1) (other metrics of the run): they make a value-only match likely."""
+    rng = random.Random(seed)
+    return {f"probe_{i}": round(rng.uniform(0.1, 0.99), 4) for i in range(n)}

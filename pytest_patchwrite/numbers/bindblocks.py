@@ -13,9 +13,36 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
 
 from .binder import Bound, Candidate, Occurrence, col_key
+
+#: evidence strengths closer than this are a tie
+TIE = 0.05
+#: what block evidence adds to a candidate's strength
+BLOCK = 0.6
+
+
+def strength(cand: Candidate) -> float:
+    """Return how strongly the context and the table's block speak for a candidate."""
+    return round(cand.by_field + cand.by_row + (BLOCK if cand.block else 0.0), 4)
+
+
+def mirrors(a: Candidate, b: Candidate) -> bool:
+    """Return whether two candidates are one value logged twice: other logs, the same field name and transform,
+    and values equal at the coarser of their two written precisions (0.3392 and 0.3391959798994975)."""
+    if a.entry.log == b.entry.log or a.transform != b.transform or col_key(a.entry).lower() != col_key(b.entry).lower():
+        return False
+    x, y = a.entry.value, b.entry.value
+    exponent = max(x.as_tuple().exponent, y.as_tuple().exponent)  # type: ignore[type-var]
+    if not isinstance(exponent, int):
+        return x == y
+    quantum = Decimal((0, (1,), exponent))
+    try:
+        return x.quantize(quantum, ROUND_HALF_EVEN) == y.quantize(quantum, ROUND_HALF_EVEN)
+    except InvalidOperation:
+        return False
 
 
 def _field(c: Candidate) -> object:
@@ -69,24 +96,54 @@ def align_blocks(occs: list[Occurrence], ranked: dict[int, list[Candidate]]) -> 
 
 
 def settle_rows(occs: list[Occurrence], decided: dict[int, Bound], ranked: dict[int, list[Candidate]]) -> None:
-    """Move a table cell to the log record most cells of its LaTeX row bind to, when an entry of it with evidence
-    fits."""
+    """Map each LaTeX row onto the log record most of its cells bind to: move a cell bound elsewhere to that record
+    when an entry of it with evidence fits, settle an ambiguous cell whose alternatives hold exactly one entry of it,
+    and bind an undecided cell to the entry of it whose field its header names (the row's mapping is the evidence)."""
+    from .bindrules import NAMES
+
     rows: dict[tuple[Path, int, int], list[int]] = {}
-    for i, bound in decided.items():
-        cell = occs[i].context.cell
-        if cell is not None and bound.best.formula is None and bound.how not in ("kept", "ambiguous"):
-            rows.setdefault((occs[i].file, cell[0], cell[1]), []).append(i)
+    for i, occ in enumerate(occs):
+        if occ.context.cell is not None and (i in decided or ranked.get(i)):
+            rows.setdefault((occ.file, occ.context.cell[0], occ.context.cell[1]), []).append(i)
     for members in rows.values():
-        if len(members) < 3:
+        firm = [i for i in members if i in decided and _firm(decided[i])]
+        if len(firm) < 2:
             continue
-        keys = Counter(_record(decided[i].best) for i in members)
+        keys = Counter(_record(decided[i].best) for i in firm)
         top, count = keys.most_common(1)[0]
-        if count * 2 <= len(members):
+        if count < 2 or count * 2 <= len(firm):
             continue
         for i in members:
-            bound = decided[i]
-            if _record(bound.best) == top:
+            bound = decided.get(i)
+            if bound is not None and bound.how == "ambiguous":
+                tied = [c for c in ranked.get(i, []) if c.evidence and strength(bound.best) - strength(c) < TIE]
+                mine = [c for c in _distinct_keys(tied) if _record(c) == top]
+                if len(mine) == 1:
+                    decided[i] = Bound(bound.occurrence, mine[0], [], "context", mine[0].evidence or "block")
+                continue
+            if bound is None:
+                named = [c for c in ranked.get(i, []) if _record(c) == top and not c.tentative and c.by_field >= NAMES]
+                if len(named) == 1 and not occs[i].context.axis:
+                    named[0].evidence = "block"
+                    decided[i] = Bound(occs[i], named[0], [], "context", "block")
+                continue
+            if not _firm(bound) or _record(bound.best) == top or len(members) < 3:
                 continue
             other = next((c for c in ranked[i] if _record(c) == top and c.evidence), None)
             if other is not None:
                 decided[i] = Bound(bound.occurrence, other, [], "context", other.evidence)
+
+
+def _firm(bound: Bound) -> bool:
+    """Return whether a decision maps its cell onto a record: one entry, not derived, not kept from the file."""
+    return bound.best.formula is None and bound.how not in ("kept", "ambiguous", "derived")
+
+
+def _distinct_keys(cands: list[Candidate]) -> list[Candidate]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for c in cands:
+        if (str(c.entry.log), c.entry.at) not in seen:
+            seen.add((str(c.entry.log), c.entry.at))
+            out.append(c)
+    return out

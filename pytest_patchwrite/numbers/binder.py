@@ -195,6 +195,10 @@ def transforms(occ: Occurrence) -> list[tuple[str, bool]]:
     elif occ.context.cell is not None and 0 <= occ.number.value <= 100:
         found.append(("percent", True))
     found.extend((scale, False) for scale in occ.context.scales)
+    if occ.number.scale:  # a glued unit or magnitude (`1.5B tokens`, `0.19MB`, `12.5ms`): the log may hold the units
+        glued = f"scale:1e{-occ.number.scale}"
+        if all(t != glued for t, _ in found):
+            found.append((glued, False))
     return found
 
 

@@ -17,12 +17,13 @@ import bisect
 from dataclasses import dataclass
 
 from ..tex.texwords import WINDOW
-from .bindblocks import align_blocks, settle_rows
+from .bindblocks import TIE, align_blocks, mirrors, settle_rows, strength
 from .binder import Bound, Candidate, EntryIndex, Occurrence, col_key, factor_of, score, transforms
 from .bindrules import (
     NAMES,
     Tables,
     counter_evidence,
+    drop_repeated_values,
     entry_configs,
     field_words,
     monotone_columns,
@@ -37,11 +38,6 @@ from .chance import BOUND, column
 from .derived import derive
 from .derivedtable import derive_columns
 from .logentries import LogData
-
-#: evidence strengths closer than this are a tie
-TIE = 0.05
-#: what block evidence adds to a candidate's strength
-BLOCK = 0.6
 
 
 @dataclass
@@ -72,7 +68,7 @@ def candidates(occ: Occurrence, index: EntryIndex, rules: Rules) -> tuple[list[C
             cand = Candidate(entry, transform, value, score(occ.context, entry), tentative)
             cand.by_field = naming(occ.context.words, field_words(entry))
             cand.by_row = naming(occ.context.words, row_words(entry))
-            if occ.context.configs and occ.context.configs & entry_configs(entry):
+            if occ.context.configs and occ.context.configs & entry_configs(entry, occ.file):
                 cand.by_row = max(cand.by_row, 1.0)  # the model size the context names is the entry's
             found.setdefault(cand.key, cand)
     return rank(list(found.values())), fitted
@@ -81,11 +77,6 @@ def candidates(occ: Occurrence, index: EntryIndex, rules: Rules) -> tuple[list[C
 def rank(cands: list[Candidate]) -> list[Candidate]:
     """Return candidates best first: evidence strength, then small columns, then the order of the logs."""
     return sorted(cands, key=lambda c: (-strength(c), c.tentative, c.entry.rows, c.entry.kind != "leaf"))
-
-
-def strength(cand: Candidate) -> float:
-    """Return how strongly the context and the table's block speak for a candidate."""
-    return round(cand.by_field + cand.by_row + (BLOCK if cand.block else 0.0), 4)
 
 
 def _column_rows(cand: Candidate, rules: Rules) -> int:
@@ -112,6 +103,8 @@ def evidence(occ: Occurrence, cand: Candidate, rules: Rules) -> str:
         return "name"
     if named_field and rows == 1 and spells_field(occ.context.near, cand.entry):
         return "name"  # a field of two or more specific words that holds one value: its name names the entry
+    if named_field and rows == 1 and rules.tables.names_alone(occ.context.near, cand.entry):
+        return "name"  # a one-valued field named by a word no other field of the logs holds
     record = len(rules.tables.by_row.get((str(cand.entry.log), cand.entry.row), ())) or 1
     if named_row and cand.entry.kind != "line" and column(printed, record) < BOUND:
         return "name"
@@ -120,19 +113,25 @@ def evidence(occ: Occurrence, cand: Candidate, rules: Rules) -> str:
     return ""
 
 
-def _distinct(cands: list[Candidate]) -> list[Candidate]:
-    """Return the candidates less repeats: the same entry under another transform, and a mirror (the same key path
-    holding the same value in another log, `summary.json` and `eval_after_summary.json`: either is what the number
-    reports, so the first log declared is kept)."""
+def _distinct(cands: list[Candidate], order: dict[str, int]) -> list[tuple[Candidate, float]]:
+    """Return the candidates (best first) less repeats, each with its strength: the same entry under another
+    transform, and a mirror (the same field holding the same value in another log: `summary.json` and
+    `eval_after_summary.json` both hold `rlm_rolling_accuracy = 0.917`, a CSV row's `f1 = 0.4293` and
+    `test_metrics.f1 = 0.4293`: either is what the number reports, so the stronger stands for both, of two as
+    strong the one of the log declared first)."""
     seen: set[tuple[str, str]] = set()
-    mirrors: set[tuple[str, str, str]] = set()
-    out = []
+    out: list[tuple[Candidate, float]] = []
     for c in cands:
-        mirror = (c.entry.at, c.entry.raw, c.transform)
-        if (str(c.entry.log), c.entry.at) not in seen and (c.entry.kind != "leaf" or mirror not in mirrors):
-            seen.add((str(c.entry.log), c.entry.at))
-            mirrors.add(mirror)
-            out.append(c)
+        if (str(c.entry.log), c.entry.at) in seen:
+            continue
+        seen.add((str(c.entry.log), c.entry.at))
+        twin = next((k for k, (kept, _) in enumerate(out) if mirrors(c, kept)), None)
+        if twin is None:
+            out.append((c, strength(c)))
+        elif order.get(str(c.entry.log), 0) < order.get(str(out[twin][0].entry.log), 0) and (
+            out[twin][1] - strength(c) < TIE
+        ):
+            out[twin] = (c, out[twin][1])
     return out
 
 
@@ -148,9 +147,9 @@ def decide(occ: Occurrence, cands: list[Candidate], index: EntryIndex, rules: Ru
         backed = [c for c in backed if per_seed(c.entry)]
     if not backed:
         return _by_value(occ, cands, index)
-    backed = _distinct(rank(backed))
-    best = backed[0]
-    ties = [c for c in backed[1:] if strength(best) - strength(c) < TIE]
+    distinct = _distinct(rank(backed), {str(log.path): n for n, log in enumerate(index.logs)})
+    best, top = distinct[0]
+    ties = [c for c, power in distinct[1:] if top - power < TIE]
     if ties:
         return Bound(occ, best, ties[:5], "ambiguous", best.evidence)
     return Bound(occ, best, [], "context", best.evidence)
@@ -183,6 +182,7 @@ def bind_fresh(
     for i, occ in enumerate(occs):
         if i not in decided and (bound := decide(occ, ranked[i], index, rules)) is not None:
             decided[i] = bound
+    drop_repeated_values(occs, decided)
     settle_rows(occs, decided, ranked)
     for i, cell in derive_columns(occs, decided).items():  # a table column of one formula over bound cells
         decided[i] = Bound(occs[i], cell, [], "derived", "derived")

@@ -19,7 +19,7 @@ from pathlib import PurePath
 
 from ..tex.texcontext import Context
 from ..tex.texwords import CONFIG
-from .binder import Occurrence, col_key, name_words, similar
+from .binder import Bound, Occurrence, col_key, name_words, similar
 from .logentries import Entry, LogData
 
 #: a word of the context names a word of the entry at least this strongly (similarity x weight)
@@ -77,6 +77,21 @@ def naming(words: dict[str, float], names: Iterable[str], generic: float = 0.5) 
     return round(best, 4)
 
 
+#: how many of a prose number's words right before it may name another record than its entry's
+BEFORE = 2
+#: a prose number's words are weighed against the other records of its entry's field up to this many records
+PROSE_ROWS = 64
+#: how strongly a number's own words name an entry's field when they name it outright (`AUROC` of `auroc`)
+OWN = 0.8
+
+
+def prints_identifier(occ: Occurrence, entry: Entry) -> bool:
+    """Return whether a number is the identifier itself, named by its own words (`we use seed 20231015` and a
+    one-valued `"seed": 20231015`): a setting of the run, not a measured number bound to an index."""
+    words = field_words(entry)
+    return entry.rows == 1 and bool(words) and naming(dict.fromkeys(occ.context.near, 1.0), words[-1:]) >= 0.9
+
+
 def is_identifier(entry: Entry, monotone: set[tuple[str, str]]) -> bool:
     """Return whether an entry identifies a row (`key_id`, `by_layer[31].layer`, `step`) instead of measuring it."""
     words = field_words(entry)
@@ -105,10 +120,20 @@ def monotone_columns(datas: Iterable[LogData]) -> set[tuple[str, str]]:
     return out
 
 
-def entry_configs(entry: Entry) -> frozenset[str]:
-    """Return the model sizes an entry's place names: its file's name and folders, key path, row label."""
+def entry_configs(entry: Entry, paper: PurePath | None = None) -> frozenset[str]:
+    """Return the model sizes an entry's place names: its file's name, its folders below the one it shares with the
+    paper's file `paper` (never the folders above the paper: a checkout under `/tmp/q-a7b1/` names no 7B model), key
+    path, row label."""
     path = PurePath(entry.log)
-    text = " ".join([*path.parts[-3:-1], path.stem, entry.at, entry.label])
+    folders = path.parts[-3:-1]
+    if paper is not None:
+        shared = 0
+        for a, b in zip(path.parts[:-1], PurePath(paper).parts[:-1], strict=False):
+            if a != b:
+                break
+            shared += 1
+        folders = path.parts[max(shared, len(path.parts) - 3) : -1]
+    text = " ".join([*folders, path.stem, entry.at, entry.label])
     return frozenset(f"{m.group(1)}{m.group(2).lower()}" for m in CONFIG.finditer(text))
 
 
@@ -120,9 +145,9 @@ def setting_words(context: Context) -> set[str]:
 def counter_evidence(occ: Occurrence, entry: Entry, monotone: set[tuple[str, str]]) -> str | None:
     """Return why an entry cannot be what a number reports (identifier, config, setting), None when nothing speaks
     against it."""
-    if is_identifier(entry, monotone):
+    if is_identifier(entry, monotone) and not prints_identifier(occ, entry):
         return "identifier"
-    mine, theirs = occ.context.configs, entry_configs(entry)
+    mine, theirs = occ.context.configs, entry_configs(entry, occ.file)
     if mine and theirs and not mine & theirs:
         return "configuration"
     if (
@@ -132,8 +157,12 @@ def counter_evidence(occ: Occurrence, entry: Entry, monotone: set[tuple[str, str
     ):
         return "aggregate"  # the text reports a mean or median of the column, not one of its rows
     settings = setting_words(occ.context)
-    if settings and not naming({w: 1.0 for w in settings}, field_words(entry) + row_words(entry), 1.0):
-        return "setting"
+    if (
+        settings
+        and not naming({w: 1.0 for w in settings}, field_words(entry) + row_words(entry), 1.0)
+        and naming(dict.fromkeys(occ.context.near, 1.0), field_words(entry)) < OWN
+    ):
+        return "setting"  # (`KL coefficient of 0.01` is no pct_under_0_80; `AUROC (no KL)` is an auroc)
     return None
 
 
@@ -146,6 +175,7 @@ class Tables:
         self.lines: dict[tuple[str, str], list[Entry]] = {}  # a text log's numbers by the word before them
         self.fields: dict[tuple[str, str], list[Entry]] = {}  # entries by their field's name, across records
         self.dropped: dict[str, int] = {}  # values a log's filter did not keep
+        self._words: dict[str, int] | None = None  # field name word -> how many distinct field names hold it
         for data in datas:
             self.dropped[str(data.path)] = data.dropped
             for e in data.entries:
@@ -159,11 +189,13 @@ class Tables:
     def wrong_place(self, occ: Occurrence, entry: Entry) -> str | None:
         """Return `row` or `field` when a table cell's row label (column header) names another row (field) of the
         entry's log table better than the entry's own, None otherwise."""
-        near = frozenset(occ.context.near)
-        if not near or occ.context.cell is None:  # a prose number's own words may be its neighbour's too
-            return None
         log = str(entry.log)
         key = col_key(entry) if entry.kind == "leaf" else entry.column  # `a.score` and `b.score`: one field
+        if occ.context.cell is None:
+            return self._prose_row(occ, entry, (log, key))
+        near = frozenset(occ.context.near)
+        if not near:
+            return None
         rows = self._covered(near, ("row", log, key), entry.kind)
         own = rows.get(entry.row, 0.0)
         if any(row != entry.row and c >= max(0.5, own + 0.25) for row, c in rows.items()):
@@ -172,6 +204,44 @@ class Tables:
         own = fields.get(entry.column, 0.0)
         if any(column != entry.column and c >= max(0.5, own + 0.25) for column, c in fields.items()):
             return "field"
+        return None
+
+    def names_alone(self, near: Iterable[str], entry: Entry) -> bool:
+        """Return whether a number's own words name a specific word of the entry's field that no other field name of
+        the logs holds (`CS faculty ... 0.55` and `main.faculty`): a name only that field answers to."""
+        if self._words is None:
+            names = {name.lower() for _, name in self.fields}  # a key's last part, a CSV column
+            counts: dict[str, int] = {}
+            for name in names:
+                for w in set(name_words(name)):
+                    counts[w] = counts.get(w, 0) + 1
+            self._words = counts
+        words = list(near)
+        return any(
+            w not in GENERIC and len(w) >= 3 and self._words.get(w, 0) == 1
+            and max((similar(n, w) for n in words), default=0.0) >= 0.9
+            for w in field_words(entry)
+        )  # fmt: skip
+
+    def _prose_row(self, occ: Occurrence, entry: Entry, where: tuple[str, str]) -> str | None:
+        """Return `row` when a prose number's last words before it name another record of the entry's field and none
+        of its own words the entry's (`compared with the baseline 86.9` is no `ours.occluded_acc`), by the words that
+        tell the two records apart. The words after it may be its neighbour's (`91.4 compared with the baseline 68.2`)
+        and those before it the previous number's (`91.4 for ours and 68.2 for the baseline`)."""
+        before = dict.fromkeys(occ.context.before[-BEFORE:], 1.0)  # `the baseline 86.9`, `baseline reaches 86.9`
+        near = dict.fromkeys(occ.context.near, 1.0)
+        if not before:
+            return None
+        table = self.fields.get(where, ()) if entry.kind == "leaf" else self.by_column.get(where, ())
+        if not 2 <= len(table) <= PROSE_ROWS:
+            return None
+        mine = set(row_words(entry, False))
+        for other in table:
+            if other.row == entry.row:
+                continue
+            theirs = set(row_words(other, False))
+            if naming(before, theirs - mine, 0.0) >= 0.9 and not naming(near, mine - theirs, 0.0):
+                return "row"
         return None
 
     def _covered(self, near: frozenset[str], where: tuple[str, str, str], kind: str) -> dict[str, float]:
@@ -215,3 +285,17 @@ def per_seed(entry: Entry) -> bool:
 def names_seed(context: Context) -> bool:
     """Return whether a number's context names a seed or run (then a per-seed row may win over the summary)."""
     return any(w.startswith("seed") or w in ("run", "fold") for w in context.near)
+
+
+def drop_repeated_values(occs: list[Occurrence], decided: dict[int, Bound]) -> None:
+    """Unbind every value-only binding of an entry that two or more numbers of one sentence or table claim on their
+    value alone (in place): the chance bound is per number, and one entry fitting several numbers that nothing names
+    (`Values: 0.417 ... 0.417 ...`) is itself the sign of coincidence."""
+    claims: dict[tuple[str, str, str], list[int]] = {}
+    for i, bound in decided.items():
+        if bound.best.evidence == "value":
+            claims.setdefault((occs[i].context.group, str(bound.best.entry.log), bound.best.entry.at), []).append(i)
+    for members in claims.values():
+        if len(members) > 1:
+            for i in members:
+                del decided[i]

@@ -26,13 +26,19 @@ _NUMERIC_CELL = re.compile(r"\d[\d.,]*")
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z\\$(])|\n[ \t]*\n|\\(?:section|subsection|subsubsection|paragraph|"
                        r"caption|item|begin|end)\b")  # fmt: skip
 _PERCENT = re.compile(r"\\%|\bpercent|percentage|\\percent")
-_SCALE = re.compile(r"[(\[]\s*(?:\\#\s*)?(?P<unit>M|K|k|B|G|ms|s|sec|millions?|thousands?|billions?)\s*[)\]]")
-_SUFFIX = re.compile(r"\s*(?:~|\\,|\\ |\\;)?\s*(?P<unit>ms|s|sec|M|K|B|million|thousand|billion)(?![A-Za-z])")
+# a header's or caption's unit: `(M)`, `(ms)`; bytes `(MB)`, `(MB per sequence)`
+_SCALE = re.compile(r"[(\[]\s*(?:\\#\s*)?(?:(?P<unit>M|K|k|B|G|ms|s|sec|millions?|thousands?|billions?)\s*|"
+                    r"(?P<bytes>[kKMGT]B)\b[^()\[\]{}]{0,40})[)\]]")  # fmt: skip
+_SUFFIX = re.compile(r"\s*(?:~|\\,|\\ |\\;)?\s*(?P<unit>[kKMGT]B|ms|s|sec|M|K|B|million|thousand|billion)(?![A-Za-z])")
 _UNITS = {"M": ("scale:1e-6",), "million": ("scale:1e-6",), "millions": ("scale:1e-6",),
           "K": ("scale:1e-3",), "k": ("scale:1e-3",), "thousand": ("scale:1e-3",), "thousands": ("scale:1e-3",),
           "B": ("scale:1e-9",), "G": ("scale:1e-9",), "billion": ("scale:1e-9",), "billions": ("scale:1e-9",),
-          "ms": ("scale:1e3",), "s": ("scale:1e-3",), "sec": ("scale:1e-3",)}  # fmt: skip
+          "ms": ("scale:1e3",), "s": ("scale:1e-3",), "sec": ("scale:1e-3",),
+          # bytes: a decimal prefix over a log's bytes (`80 MB` of 80000000 bytes)
+          "kB": ("scale:1e-3",), "KB": ("scale:1e-3",), "MB": ("scale:1e-6",), "GB": ("scale:1e-9",),
+          "TB": ("scale:1e-12",)}  # fmt: skip
 NEAR = 4  # own words each side of a prose number
+Sizes = frozenset[str]
 
 
 @dataclass
@@ -67,6 +73,8 @@ class Context:
     #: what identifies the occurrence in a bindings file, never its neighbouring numbers: a cell's
     #: (table, row, column), a prose number's (sentence, before, after) words
     identity: tuple[tuple[str, str], ...] = ()
+    #: a prose number's own words before it (up to the number before): the row it names (`the baseline 86.9`)
+    before: tuple[str, ...] = ()
 
 
 class Layout:
@@ -132,7 +140,7 @@ class Layout:
                     words[w] = max(words.get(w, 0.0), weight)
             header = table.headers.get(column, "")
             percent = number.percent or bool(_PERCENT.search(header)) or bool(_PERCENT.search(table.caption))
-            scales = tuple(s for m in _SCALE.finditer(header) for s in _UNITS.get(m.group("unit"), ()))
+            scales = _scales(header) or _byte_scales(table.caption)
             if re.search(r"[(\[]\s*\\?%\s*[)\]]", header):
                 percent = True
             near = tuple(dict.fromkeys(words_of(header) + words_of(label)))
@@ -162,9 +170,10 @@ class Layout:
         weights = {word: 1.0 / (1.0 + between / 4.0) for word, between in sentence.nearest(low, high, number.start)}
         suffix = _SUFFIX.match(self.masked, number.end)
         scales = _UNITS.get(suffix.group("unit"), ()) if suffix else ()
-        near, configs = self._own(number, sentence, low, high)
-        return Context(weights, number.percent, scales, f"sentence{sentence.index}", None, near, configs,
-                       identity=self._identity(number, sentence, low, high))  # fmt: skip
+        before, after, configs = self._own(number, sentence, low, high)
+        return Context(weights, number.percent, scales, f"sentence{sentence.index}", None,
+                       tuple(dict.fromkeys(before + after)), configs,
+                       identity=self._identity(number, sentence, low, high), before=tuple(before))  # fmt: skip
 
     def _identity(self, number: Number, sentence: Sentence, low: int, high: int) -> tuple[tuple[str, str], ...]:
         """Return a prose number's identity: its sentence's words and the words on either side of it."""
@@ -176,16 +185,25 @@ class Layout:
         return (("sentence", sentence.opening(start) or f"#{sentence.index}"),
                 ("before", " ".join(before[-ANCHOR_WORDS:])), ("after", " ".join(after[:ANCHOR_WORDS])))  # fmt: skip
 
-    def _own(self, number: Number, sentence: Sentence, low: int, high: int) -> tuple[tuple[str, ...], frozenset[str]]:
-        """Return a prose number's own words (up to the numbers beside it) and the sizes its sentence names."""
+    def _own(self, number: Number, sentence: Sentence, low: int, high: int) -> tuple[list[str], list[str], Sizes]:
+        """Return a prose number's own words before and after it (up to the numbers beside it) and the sizes its
+        sentence names."""
         left, right = sentence.beside(number.start, number.end)
         left, right = max(left, low), min(right, high)
         before = words_of(self.masked[left : number.start])[-NEAR:]
         after = words_of(self.masked[number.end : right])[:NEAR]
         near_configs = configs_of(self.masked[left:right], (number.start - left, number.end - left))
-        if near_configs:
-            return tuple(dict.fromkeys(before + after)), near_configs
-        return tuple(dict.fromkeys(before + after)), sentence.only_config(number.start, number.end)
+        return before, after, near_configs or sentence.only_config(number.start, number.end)
+
+
+def _scales(text: str) -> tuple[str, ...]:
+    """Return the scales a column header's units name (`Params (M)`: 1e-6, `Cache (MB)`: 1e-6 of bytes)."""
+    return tuple(s for m in _SCALE.finditer(text) for s in _UNITS.get(m.group("unit") or m.group("bytes"), ()))
+
+
+def _byte_scales(caption: str) -> tuple[str, ...]:
+    """Return the byte scale a caption names for its cells (`decode cache (MB per sequence)`), none for others."""
+    return tuple(s for m in _SCALE.finditer(caption) if m.group("bytes") for s in _UNITS.get(m.group("bytes"), ()))
 
 
 def _tables(masked: str) -> list[Table]:
