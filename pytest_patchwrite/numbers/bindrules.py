@@ -81,6 +81,8 @@ def naming(words: dict[str, float], names: Iterable[str], generic: float = 0.5) 
 BEFORE = 2
 #: a prose number's words are weighed against the other records of its entry's field up to this many records
 PROSE_ROWS = 64
+#: unit words of field names (`duration_hours`): naming one names a unit, not the quantity
+UNITS = frozenset("hours hour minutes minute seconds second sec ms days day bytes mb gb percent pct".split())
 #: how strongly a number's own words name an entry's field when they name it outright (`AUROC` of `auroc`)
 OWN = 0.8
 
@@ -160,7 +162,7 @@ def counter_evidence(occ: Occurrence, entry: Entry, monotone: set[tuple[str, str
     if (
         settings
         and not naming({w: 1.0 for w in settings}, field_words(entry) + row_words(entry), 1.0)
-        and naming(dict.fromkeys(occ.context.near, 1.0), field_words(entry)) < OWN
+        and naming(dict.fromkeys(occ.context.near, 1.0), [w for w in field_words(entry) if w not in UNITS]) < OWN
     ):
         return "setting"  # (`KL coefficient of 0.01` is no pct_under_0_80; `AUROC (no KL)` is an auroc)
     return None
