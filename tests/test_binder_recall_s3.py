@@ -13,6 +13,7 @@ does). Each case was unbound (or bound wrongly) before the rule it tests:
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from support import bind_decisions as decisions
@@ -148,3 +149,12 @@ def test_a_word_several_fields_hold_names_none_of_them_alone(tmp_path: Path) -> 
     log = {"eval": {"clean_accuracy": 0.55, "occluded_accuracy": 0.71, "ood_accuracy": 0.43}}
     body = "The accuracy reaches 0.55 here.\n"
     assert decisions(paper(tmp_path, body, {"eval.json": log}))["0.55"] == ("unbound", "", "")
+
+
+def test_several_records_of_one_log_are_no_mirror_of_one_entry(tmp_path: Path) -> None:
+    # three runs of one log reach the same step count a summary holds: which run the text means is not said
+    runs = "\n".join(json.dumps({"model": m, "steps": 12000, "loss": round(2.1 + k / 10, 2)})
+                     for k, m in enumerate(("mamba_full", "mamba_swa", "mamba_mla")))  # fmt: skip
+    logs = {"summary.json": {"budget": {"steps": 12000}}, "runs.jsonl": runs + "\n"}
+    body = "Every hybrid trains for 12000 steps.\n"
+    assert decisions(paper(tmp_path, body, logs))["12000"][0] in ("ambiguous", "unbound")

@@ -118,20 +118,24 @@ def _distinct(cands: list[Candidate], order: dict[str, int]) -> list[tuple[Candi
     transform, and a mirror (the same field holding the same value in another log: `summary.json` and
     `eval_after_summary.json` both hold `rlm_rolling_accuracy = 0.917`, a CSV row's `f1 = 0.4293` and
     `test_metrics.f1 = 0.4293`: either is what the number reports, so the stronger stands for both, of two as
-    strong the one of the log declared first)."""
+    strong the one of the log declared first; several records of one log are no mirror of one entry)."""
     seen: set[tuple[str, str]] = set()
     out: list[tuple[Candidate, float]] = []
+    logs: list[set[str]] = []  # the logs of each kept candidate's mirrors: one entry per log, or no mirror
     for c in cands:
-        if (str(c.entry.log), c.entry.at) in seen:
+        log = str(c.entry.log)
+        if (log, c.entry.at) in seen:
             continue
-        seen.add((str(c.entry.log), c.entry.at))
-        twin = next((k for k, (kept, _) in enumerate(out) if mirrors(c, kept)), None)
+        seen.add((log, c.entry.at))
+        twin = next((k for k, (kept, _) in enumerate(out) if log not in logs[k] and mirrors(c, kept)), None)
         if twin is None:
             out.append((c, strength(c)))
-        elif order.get(str(c.entry.log), 0) < order.get(str(out[twin][0].entry.log), 0) and (
-            out[twin][1] - strength(c) < TIE
-        ):
-            out[twin] = (c, out[twin][1])
+            logs.append({log})
+            continue
+        logs[twin].add(log)
+        kept, power = out[twin]
+        if order.get(log, 0) < order.get(str(kept.entry.log), 0) and power - strength(c) < TIE:
+            out[twin] = (c, power)
     return out
 
 
