@@ -50,6 +50,9 @@ _REASON = re.compile(r"[a-z_]+")
 SETS = ("A", "B", "C", "D")  # A: development; B, C and D: held out (tests/bind_papers/README.md)
 
 
+TIMEOUT: list[str] = []  # `--timeout S` for bind and check (--timeout); empty: the product's default
+
+
 def patchwrite(args: list[str], cwd: Path, timeout: float = 900) -> tuple[int, str, str, float]:
     """Run `patchwrite ARGS` from this tree in a subprocess; return (exit code, stdout, stderr, seconds)."""
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -151,7 +154,7 @@ def judge(
 def measure_paper(folder: Path, data: dict[str, Any], scratch: Path) -> dict[str, Any]:
     """Bind one paper's scratch copy, judge every label, and take its round trip."""
     root = with_logs(folder, data["root"], data["logs"], scratch)
-    rc, stdout, stderr, seconds = patchwrite(["bind", str(root), "--json"], scratch)
+    rc, stdout, stderr, seconds = patchwrite(["bind", str(root), "--json", *TIMEOUT], scratch)
     result: dict[str, Any] = {"paper": folder.name, "set": data["set"], "bind_exit": rc}
     result["bind_seconds"] = round(seconds, 2)
     bindings_file = root.with_name(root.stem + ".bindings.json")
@@ -183,7 +186,7 @@ def measure_paper(folder: Path, data: dict[str, Any], scratch: Path) -> dict[str
 
 def round_trip(root: Path, scratch: Path, first: bytes) -> dict[str, Any]:
     """Check the freshly bound, unedited paper; bind again; say what the lock found and whether the file held."""
-    rc, stdout, stderr, seconds = patchwrite(["check", str(root), "--json", "--no-cache"], scratch)
+    rc, stdout, stderr, seconds = patchwrite(["check", str(root), "--json", "--no-cache", *TIMEOUT], scratch)
     kinds: Counter[str] = Counter()
     examples: list[str] = []  # the first few lock findings as check words them, to say what went wrong
     try:
@@ -198,7 +201,7 @@ def round_trip(root: Path, scratch: Path, first: bytes) -> dict[str, Any]:
     except json.JSONDecodeError:
         check_error = (stderr or stdout).strip().splitlines()[-1:] or ["no output"]
     bindings_file = root.with_name(root.stem + ".bindings.json")
-    rc2, _, _, _ = patchwrite(["bind", str(root)], scratch)
+    rc2, _, _, _ = patchwrite(["bind", str(root), *TIMEOUT], scratch)
     second = bindings_file.read_bytes() if bindings_file.is_file() else b""
     return {"check_exit": rc, "check_seconds": round(seconds, 1), "check_error": check_error,
             "lock_findings": dict(kinds), "lock_examples": examples, "second_bind_exit": rc2,
@@ -266,7 +269,11 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows of the big CSV log (0: skip)")
     parser.add_argument("--papers", type=Path, default=PAPERS)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="pass --timeout S to bind and check (default: the product's own, 60 s)")  # fmt: skip
     args = parser.parse_args()
+    if args.timeout:
+        TIMEOUT[:] = ["--timeout", f"{args.timeout:g}"]
     chosen = []
     for path in sorted(args.papers.glob("*/labels.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
