@@ -16,7 +16,7 @@ def display_path(file: str | os.PathLike[str], root: Path | None = None) -> str:
     """Return `file` relative to `root` when it lies below it, else as given: where a file is, for a person (every
     face prints paths so; pass `Path.cwd()` for the working directory; a path a message names, `Violation.paths`,
     is shown so too). A path far outside reads better absolute."""
-    if root is None:
+    if root is None or not os.path.isabs(file):  # a relative name is shown as given (an address: `tcp://host:1`)
         return os.fspath(file)
     if Path(file).is_relative_to(root):  # lexically below: as the user wrote it (`paper/../refs.bib`: `../refs.bib`)
         return Path(file).relative_to(root).as_posix()
