@@ -11,6 +11,7 @@ computed from others.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -62,7 +63,12 @@ def holds(printed: Decimal, value: Decimal) -> bool:
 
 def name_words(name: str) -> list[str]:
     """Return the lower-case words of a key, column or file name (`clean_acc` -> clean, acc; `testAcc` -> test, acc)."""
-    return [w.lower() for w in _SPLIT.findall(re.sub(r"\[\d+\]|\[\*\]", " ", name)) if len(w) > 1]
+    return list(_name_words(name))
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a log's names repeat over its rows and every number asks for them
+def _name_words(name: str) -> tuple[str, ...]:
+    return tuple(w.lower() for w in _SPLIT.findall(re.sub(r"\[\d+\]|\[\*\]", " ", name)) if len(w) > 1)
 
 
 def similar(a: str, b: str) -> float:
@@ -334,5 +340,10 @@ def score(context: Context, entry: Entry) -> float:
 def col_key(entry: Entry) -> str:
     """Return the column of an entry's table, as block alignment compares it (a JSON leaf key, a CSV column)."""
     if entry.kind == "leaf":
-        return re.split(r"[.\[]", entry.at.rstrip("]"))[-1].strip('"')
+        return _leaf_key(entry.at)
     return entry.column
+
+
+@functools.lru_cache(maxsize=1 << 16)  # asked per (number, fitting entry) and per block vote
+def _leaf_key(at: str) -> str:
+    return re.split(r"[.\[]", at.rstrip("]"))[-1].strip('"')

@@ -14,63 +14,97 @@ wins over per-seed rows unless the number's words name the seed. What stays unbo
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from decimal import Decimal
 
 from ..tex.texwords import WINDOW
 from .bindblocks import TIE, align_blocks, mirrors, settle_rows, strength
-from .binder import Bound, Candidate, EntryIndex, Occurrence, col_key, factor_of, score, transforms
+from .binder import Bound, Candidate, EntryIndex, Occurrence, col_key, factor_of, transforms
+from .bindnames import EntryNames, Naming
 from .bindrules import (
     NAMES,
     Tables,
     counter_evidence,
     drop_repeated_values,
     entry_configs,
-    field_words,
+    forget,
     monotone_columns,
     names_seed,
-    naming,
     per_seed,
-    row_words,
     setting_words,
     spells_field,
 )
 from .chance import BOUND, column
 from .derived import derive
 from .derivedtable import derive_columns
-from .logentries import LogData
+from .logentries import Entry, LogData
+
+#: prune a prose number's candidates that no rule could back (False: evaluate every fit; the tests compare both)
+PRUNE = True
+
+#: an entry fitting a printed value, with its words (`bindnames.EntryNames.of`): field, row, weighted
+Fit = tuple[Entry, Decimal, tuple[str, ...], tuple[str, ...], dict[str, float]]
 
 
 @dataclass
 class Rules:
-    """What the logs say once for every number: the log tables and their identifier columns."""
+    """What the logs say once for every number: the log tables and their identifier columns; each entry's words and
+    the entries fitting each printed value, read once."""
 
     tables: Tables
     monotone: set[tuple[str, str]]
+    names: EntryNames = field(default_factory=EntryNames)
+    fits: dict[tuple[object, int], list[Fit]] = field(default_factory=dict)
+    evaluated: int = 0  # fits weighed against counter-evidence and made candidates: the work `candidates` did
 
     @classmethod
     def of(cls, datas: list[LogData]) -> Rules:
         """Return the rules' view of the logs."""
         return cls(Tables(datas), monotone_columns(datas))
 
+    def fitting(self, index: EntryIndex, printed: Decimal, power: int) -> list[Fit]:
+        """Return `index.fitting(printed, power)` with each entry's words, read once per printed form (`0.99` stands
+        a hundred times)."""
+        key = (printed.as_tuple(), power)  # 0.99 and 0.990 are equal but fit different entries
+        found = self.fits.get(key)
+        if found is None:
+            found = self.fits[key] = [(e, v, *self.names.of(e)) for e, v in index.fitting(printed, power)]
+        return found
+
 
 def candidates(occ: Occurrence, index: EntryIndex, rules: Rules) -> tuple[list[Candidate], bool]:
     """Return the candidates of one occurrence that no counter-evidence rules out, best named first, and whether any
-    entry fitted its value at all."""
+    entry fitted its value at all.
+
+    A prose number's candidate that its context names neither by field nor by row (both below `NAMES`) can have no
+    evidence (`evidence`: no block, no axis outside a table) and a prose number's candidates serve nothing but
+    `decide`; such a candidate counts only towards `_by_value`'s "the only candidate", so past two of them the rest
+    are not weighed (`PRUNE`): a `0` or `1` fits thousands of logged values and its context names few of them.
+    """
     found: dict[tuple[str, str, str], Candidate] = {}
     fitted = False
+    names = Naming(occ.context.words)  # each name word against the context once, not once per fitting entry
+    prune, unnamed = PRUNE and occ.context.cell is None, 0
+    configs = occ.context.configs
     for transform, tentative in transforms(occ):
         power = factor_of(transform)
         assert power is not None
-        for entry, value in index.fitting(occ.number.value, power):
+        for entry, value, fields, row, words in rules.fitting(index, occ.number.value, power):
             fitted = True
+            by_field, by_row = names.naming(fields), names.naming(row)
+            if configs and configs & entry_configs(entry, occ.file):
+                by_row = max(by_row, 1.0)  # the model size the context names is the entry's
+            named = by_field >= NAMES or by_row >= NAMES
+            if prune and unnamed >= 2 and not named:
+                continue
+            rules.evaluated += 1
             if counter_evidence(occ, entry, rules.monotone) or rules.tables.wrong_place(occ, entry):
                 continue
-            cand = Candidate(entry, transform, value, score(occ.context, entry), tentative)
-            cand.by_field = naming(occ.context.words, field_words(entry))
-            cand.by_row = naming(occ.context.words, row_words(entry))
-            if occ.context.configs and occ.context.configs & entry_configs(entry, occ.file):
-                cand.by_row = max(cand.by_row, 1.0)  # the model size the context names is the entry's
-            found.setdefault(cand.key, cand)
+            cand = Candidate(entry, transform, value, names.score(words), tentative)
+            cand.by_field, cand.by_row = by_field, by_row
+            if cand.key not in found:
+                found[cand.key] = cand
+                unnamed += not named
     return rank(list(found.values())), fitted
 
 
@@ -92,7 +126,7 @@ def evidence(occ: Occurrence, cand: Candidate, rules: Rules) -> str:
     """Return what a candidate's binding would rest on (`name`, `block`), '' when on nothing but its value."""
     printed = occ.number.value
     named_field, named_row = cand.by_field >= NAMES, cand.by_row >= NAMES
-    if printed == 0 and not naming(dict.fromkeys(occ.context.near, 1.0), field_words(cand.entry)):
+    if printed == 0 and not rules.names.near(occ.context.near).naming(rules.names.of(cand.entry)[0]):
         return ""  # logs hold zeros everywhere (counts of nothing): a zero's own words must name its field
     if occ.context.axis:  # a setting axis binds only to the field its header names
         return "name" if named_field else ""
@@ -177,6 +211,16 @@ def bind_fresh(
 ) -> int:  # fmt: skip
     """Decide every occurrence `decided` does not hold yet (in place), with the derived ones last; return how many
     fitted some entry by value but had no evidence for any (coincidences avoided)."""
+    try:
+        return _bind_fresh(occs, index, datas, decided, ranked)
+    finally:
+        forget()  # the memos of the entries' words hold this bind's entries
+
+
+def _bind_fresh(
+    occs: list[Occurrence], index: EntryIndex, datas: list[LogData], decided: dict[int, Bound],
+    ranked: dict[int, list[Candidate]],
+) -> int:  # fmt: skip
     rules = Rules.of(datas)
     fitted: dict[int, bool] = {}
     for i, occ in enumerate(occs):

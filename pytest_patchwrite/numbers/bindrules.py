@@ -13,6 +13,8 @@ an entry whose name does not name that setting. docs/evidence.md states the rule
 
 from __future__ import annotations
 
+import functools
+import heapq
 import re
 from collections.abc import Iterable
 from pathlib import PurePath
@@ -53,6 +55,11 @@ def field_words(entry: Entry) -> list[str]:
 
 def row_words(entry: Entry, with_file: bool = True) -> list[str]:
     """Return the words of an entry's row: the key path above its field, the record's label, the file's name."""
+    return list(_row_words(entry, with_file))
+
+
+@functools.lru_cache(maxsize=1 << 18)  # asked once per (number, fitting entry): read once per entry (`forget`)
+def _row_words(entry: Entry, with_file: bool) -> tuple[str, ...]:
     words: list[str] = []
     if entry.kind == "leaf":
         parts = re.split(r"[.\[]", _ROW_PARTS.sub(" ", entry.at))[:-1]
@@ -61,7 +68,8 @@ def row_words(entry: Entry, with_file: bool = True) -> list[str]:
     words.extend(name_words(entry.label.replace(" ", "_")))
     if with_file:
         words.extend(name_words(PurePath(entry.log).stem))
-    return list(dict.fromkeys(w for w in words if w not in field_words(entry)))
+    own = field_words(entry)
+    return tuple(dict.fromkeys(w for w in words if w not in own))
 
 
 def naming(words: dict[str, float], names: Iterable[str], generic: float = 0.5) -> float:
@@ -122,6 +130,7 @@ def monotone_columns(datas: Iterable[LogData]) -> set[tuple[str, str]]:
     return out
 
 
+@functools.lru_cache(maxsize=1 << 18)  # asked once per (number, fitting entry): read once per entry (`forget`)
 def entry_configs(entry: Entry, paper: PurePath | None = None) -> frozenset[str]:
     """Return the model sizes an entry's place names: its file's name, its folders below the one it shares with the
     paper's file `paper` (never the folders above the paper: a checkout under `/tmp/q-a7b1/` names no 7B model), key
@@ -161,11 +170,16 @@ def counter_evidence(occ: Occurrence, entry: Entry, monotone: set[tuple[str, str
     settings = setting_words(occ.context)
     if (
         settings
-        and not naming({w: 1.0 for w in settings}, field_words(entry) + row_words(entry), 1.0)
+        and not _names_setting(frozenset(settings), tuple(field_words(entry) + row_words(entry)))
         and naming(dict.fromkeys(occ.context.near, 1.0), [w for w in field_words(entry) if w not in UNITS]) < OWN
     ):
         return "setting"  # (`KL coefficient of 0.01` is no pct_under_0_80; `AUROC (no KL)` is an auroc)
     return None
+
+
+@functools.lru_cache(maxsize=1 << 16)  # asked once per (number, fitting entry): the same words repeat
+def _names_setting(settings: frozenset[str], names: tuple[str, ...]) -> float:
+    return naming(dict.fromkeys(settings, 1.0), names, 1.0)
 
 
 class Tables:
@@ -198,13 +212,11 @@ class Tables:
         near = frozenset(occ.context.near)
         if not near:
             return None
-        rows = self._covered(near, ("row", log, key), entry.kind)
-        own = rows.get(entry.row, 0.0)
-        if any(row != entry.row and c >= max(0.5, own + 0.25) for row, c in rows.items()):
+        rows, top = self._covered(near, ("row", log, key), entry.kind)
+        if _other(top, entry.row) >= max(0.5, rows.get(entry.row, 0.0) + 0.25):
             return "row"
-        fields = self._covered(near, ("field", log, entry.row), entry.kind)
-        own = fields.get(entry.column, 0.0)
-        if any(column != entry.column and c >= max(0.5, own + 0.25) for column, c in fields.items()):
+        fields, top = self._covered(near, ("field", log, entry.row), entry.kind)
+        if _other(top, entry.column) >= max(0.5, fields.get(entry.column, 0.0) + 0.25):
             return "field"
         return None
 
@@ -246,20 +258,31 @@ class Tables:
                 return "row"
         return None
 
-    def _covered(self, near: frozenset[str], where: tuple[str, str, str], kind: str) -> dict[str, float]:
-        """Return, for each row (field) of a log table, how much of its name `near` covers (memoized)."""
+    def _covered(
+        self, near: frozenset[str], where: tuple[str, str, str], kind: str
+    ) -> tuple[dict[str, float], list[tuple[float, str]]]:
+        """Return, for each row (field) of a log table, how much of its name `near` covers, and the two best covered
+        (memoized: a table of thousands of rows is not scanned again for every entry of it)."""
         memo = self.__dict__.setdefault("_memo", {})
         found = memo.get((near, where))
         if found is None:
+            covered = {name: _coverage(near, words) for name, words in self._names(where, kind).items()}
+            found = memo[(near, where)] = (covered, heapq.nlargest(2, ((c, name) for name, c in covered.items())))
+        return found
+
+    def _names(self, where: tuple[str, str, str], kind: str) -> dict[str, tuple[str, ...]]:
+        """Return the names of each row (field) of a log table (memoized: they do not depend on the number)."""
+        memo = self.__dict__.setdefault("_names_memo", {})
+        names = memo.get((where, kind))
+        if names is None:
             what, log, key = where
             if what == "row":
                 table = self.fields if kind == "leaf" else self.by_column
-                names = {e.row: row_words(e, False) for e in table.get((log, key), ())}
+                names = {e.row: tuple(row_words(e, False)) for e in table.get((log, key), ())}
             else:
-                names = {e.column: field_words(e) for e in self.by_row.get((log, key), ())}
-            found = {name: coverage(near, words) for name, words in names.items()}
-            memo[(near, where)] = found
-        return found
+                names = {e.column: tuple(field_words(e)) for e in self.by_row.get((log, key), ())}
+            memo[(where, kind)] = names
+        return names
 
 
 def coverage(near: frozenset[str] | set[str], names: list[str]) -> float:
@@ -268,6 +291,22 @@ def coverage(near: frozenset[str] | set[str], names: list[str]) -> float:
     if not specific:
         return 0.0
     return sum(max((similar(w, n) for w in near), default=0.0) for n in specific) / len(specific)
+
+
+def _other(top: list[tuple[float, str]], own: str) -> float:
+    """Return the best coverage of a row (field) other than `own`, from the two best (-1 when there is none)."""
+    return next((c for c, name in top if name != own), -1.0)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # the rows of one log's table have the same names under every field
+def _coverage(near: frozenset[str], names: tuple[str, ...]) -> float:
+    return coverage(near, list(names))
+
+
+def forget() -> None:
+    """Empty the memos of entries' words (a bind's entries are not kept past it)."""
+    for memo in (_row_words, entry_configs, _names_setting, _coverage):
+        memo.cache_clear()
 
 
 def spells_field(near: Iterable[str], entry: Entry) -> bool:
