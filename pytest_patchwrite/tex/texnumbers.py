@@ -99,6 +99,14 @@ _SI_NUMBER = re.compile(
 _ITEM = r"\s*\$?\s*[-+\u2212]?\s*\d+(?:\.\d+)?\s*(?:\\%|\\percent)?\s*\$?\s*"
 INTERVAL = re.compile(_ITEM + r"(?:[,;](?:\\[,;:!]|~|\s)*" + _ITEM + r")+")
 _THIN_MINUS = re.compile(r"\\[,;:!]\s*-$")
+# a minus typeset apart from its number, right before it: `$-$42.1`, `${}-{}$42.1`, `\(-\)42.1`, `{-}42.1`,
+# `\ensuremath{-}42.1`, `\textminus 42.1`; what stands right before it must be no operand (a digit, a letter, a
+# closing bracket: `0{-}49`, `N{-}1`, `$2023$-$10$` are differences and ranges, not signs)
+_DETACHED_MINUS = re.compile(
+    r"(?<![\w})\].|])"
+    r"(?:\$\s*(?:\{\})?\s*-\s*(?:\{\})?\s*\$|\\\(\s*-\s*\\\)|\{-\}|\\ensuremath\s*\{\s*-\s*\}|\\textminus(?![A-Za-z]))"
+    r"(?:\s|~|\\[,;:!])*$"
+)
 
 
 def interval_ends(spans: list[int], numbers: list[tuple[int, int]]) -> dict[int, str]:
@@ -274,6 +282,7 @@ def read_number(
     if word in PARAMETER_WORDS or (word == "S" and not m.group("frac")):
         return None  # `\\penalty10000` prints nothing; `\\S3` is a section
     minus = bool(word) and not m.group("sign") and prints_minus(masked, "\\" + word)  # `\\newcommand{\\m}{-}`: \\m0.02
+    minus = minus or (not m.group("sign") and bool(_DETACHED_MINUS.search(before)))  # `$-$42.1` prints -42.1
     if re.search(r"[A-Za-z]-$", before):
         return None  # GPT-4, ResNet-50, Top-5
     stop = grouped[3] if grouped is not None else m.end()
