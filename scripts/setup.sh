@@ -19,7 +19,9 @@ PYTHON="${PYTHON:-python3}"
 
 # -- Python: already installed from this checkout with everything this purpose imports? ----------------------
 python_ready() {
-  "$PYTHON" - "$PWD" <<PY 2>/dev/null
+  # from /: run from the checkout, `import pytest_patchwrite` would find the checkout's own folder on sys.path and
+  # call an install elsewhere (another clone's editable install) ready
+  (top="$PWD"; cd / && "$PYTHON" - "$top" <<PY 2>/dev/null
 import sys
 from pathlib import Path
 import ${modules}
@@ -27,6 +29,7 @@ from importlib.metadata import version
 version("pytest-patchwrite")
 sys.exit(0 if Path(pytest_patchwrite.__file__).resolve().is_relative_to(Path(sys.argv[1]).resolve()) else 1)
 PY
+  )
 }
 
 pip_log="$(mktemp -t patchwrite-setup-pip.XXXXXX)"
