@@ -77,6 +77,17 @@ def run_cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.Completed
     return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=timeout)
 
 
+def rejected_edit(paper: Path, target: str, edit: str, scratch: Path) -> str:
+    """Apply `edit` (an EDIT block) to `paper/target` with `patchwrite apply`; assert it is rejected (exit 1) and the
+    file keeps its bytes; return what apply printed (stdout and stderr)."""
+    before = (paper / target).read_bytes()
+    (scratch / "edit.txt").write_text(edit)
+    done = run_cli("apply", target, str(scratch / "edit.txt"), cwd=paper)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (paper / target).read_bytes() == before
+    return done.stdout + done.stderr
+
+
 # a git repository and a change against its base (flows/prdiff)
 def git(repo: Path, *args: str) -> str:
     """Run git in `repo` and return its output (a failure raises)."""

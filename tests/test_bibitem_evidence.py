@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from support import EXAMPLES, require_tool, run_cli
+from support import EXAMPLES, rejected_edit, require_tool, run_cli
 
 
 def test_an_edit_adding_a_bibitem_for_the_key_it_cites_is_rejected(tmp_path: Path) -> None:
@@ -18,14 +18,11 @@ def test_an_edit_adding_a_bibitem_for_the_key_it_cites_is_rejected(tmp_path: Pat
     shutil.copytree(EXAMPLES / "paper", paper)
     assert run_cli("check", "main.tex", cwd=paper).returncode == 0
     results = paper / "sections" / "results.tex"
-    before = results.read_bytes()
     line = results.read_text().splitlines()[2].replace("\\citep{lee2019}", "\\citep{fake2024}")
-    hidden = "{\\renewcommand\\section[2]{}\\begin{thebibliography}{9}\\bibitem[Fake(2024)]{fake2024}\\end{thebibliography}}"
-    (tmp_path / "edit.txt").write_text(f"```EDIT 3 3\n{line}%\n{hidden}\n```\n")
-    done = run_cli("apply", "sections/results.tex", str(tmp_path / "edit.txt"), cwd=paper)
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "attested_by_change fake2024 is defined by a \\bibitem this edit adds" in done.stdout + done.stderr
-    assert results.read_bytes() == before
+    hidden = ("{\\renewcommand\\section[2]{}\\begin{thebibliography}{9}\\bibitem[Fake(2024)]{fake2024}"
+              "\\end{thebibliography}}")  # fmt: skip
+    said = rejected_edit(paper, "sections/results.tex", f"```EDIT 3 3\n{line}%\n{hidden}\n```\n", tmp_path)
+    assert "attested_by_change fake2024 is defined by a \\bibitem this edit adds" in said
 
 
 def test_an_edit_of_a_line_near_an_existing_bibitem_is_not_judged_by_it(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import json
 import shutil
 from pathlib import Path
 
-from support import EXAMPLES, example_repository, git, require_tool
+from support import EXAMPLES, example_repository, git, rejected_edit, require_tool
 from support import run_cli as cli
 
 from pytest_patchwrite.gates.evidence import EvidenceConfig, evaluate
@@ -64,13 +64,8 @@ def test_check_fails_a_changed_number_whose_line_moved_and_sentence_changed(tmp_
 def test_apply_rejects_the_same_edit(tmp_path: Path) -> None:
     require_tool("pdflatex")
     paper = bound_example(tmp_path)
-    results = paper / "sections" / "results.tex"
-    before = results.read_bytes()
-    (tmp_path / "edit.txt").write_text(f"```EDIT 3 3\n{NEW}```\n")
-    done = cli("apply", "sections/results.tex", str(tmp_path / "edit.txt"), cwd=paper)
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "binding_mismatch 86.9\\%" in done.stdout + done.stderr
-    assert results.read_bytes() == before
+    said = rejected_edit(paper, "sections/results.tex", f"```EDIT 3 3\n{NEW}```\n", tmp_path)
+    assert "binding_mismatch 86.9\\%" in said
 
 
 def test_diff_fails_the_same_change_in_a_pull_request(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support import EXAMPLES, require_tool, run_cli
+from support import EXAMPLES, rejected_edit, require_tool, run_cli
 
 ENDS = ["\\clearpage\\csname @@end\\endcsname", "\\clearpage\\makeatletter\\@@end", "\\stop"]
 
@@ -36,14 +36,9 @@ def test_a_job_ended_early_fails_the_compile(tmp_path: Path, end: str) -> None:
 def test_an_edit_that_ends_the_job_is_rejected_and_the_file_keeps_its_bytes(tmp_path: Path) -> None:
     paper = _example(tmp_path)
     assert run_cli("check", "main.tex", cwd=paper).returncode == 0  # HEAD passes: the candidate is warm
-    results = paper / "sections" / "results.tex"
-    before = results.read_bytes()
-    lines = results.read_text().splitlines()
-    (tmp_path / "edit.txt").write_text(f"```EDIT 1 1\n{lines[0]}\\clearpage\\csname @@end\\endcsname\n```\n")
-    done = run_cli("apply", "sections/results.tex", str(tmp_path / "edit.txt"), cwd=paper)
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "truncated_document" in done.stdout + done.stderr
-    assert results.read_bytes() == before
+    first = (paper / "sections" / "results.tex").read_text().splitlines()[0]
+    edit = f"```EDIT 1 1\n{first}\\clearpage\\csname @@end\\endcsname\n```\n"
+    assert "truncated_document" in rejected_edit(paper, "sections/results.tex", edit, tmp_path)
 
 
 def test_a_document_under_nofiles_writes_no_aux_and_still_passes(tmp_path: Path) -> None:
