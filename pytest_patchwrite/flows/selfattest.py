@@ -14,7 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from ..errors import InputError
-from ..gates.headrules import added_bibitems, line_opcodes
+from ..gates.headrules import bibitems, line_opcodes
 from ..model import ERROR, WARNING, Violation, relative_name
 from ..numbers.explog import _NUMERIC, EvidenceLog, load_log_text
 from ..snapshot.bib import entry_fields, parse_bib_text
@@ -167,9 +167,9 @@ def _added_bibitems(changed_texts: dict[Path, tuple[str, str]]) -> dict[str, tup
     old: set[str] = set()
     new: dict[str, tuple[Path, int]] = {}
     for path, (base_text, text) in changed_texts.items():
-        for key, line in added_bibitems(base_text, text, path):
+        old.update(key for key, _ in bibitems(base_text, path))
+        for key, line in bibitems(text, path):
             new.setdefault(key, (path, line))
-        old.update(key for key, _ in added_bibitems("", base_text, path))
     return {key: where for key, where in new.items() if key not in old}
 
 

@@ -107,15 +107,22 @@ def settings_changes(
     return out
 
 
-def added_bibitems(old: str, new: str, file: Path | str = "") -> list[tuple[str, int]]:
-    """Return (key, line of `new`) for each key a `\\bibitem` of `new` defines that no `\\bibitem` of `old` did."""
-    if old == new or "bibitem" not in new:
+def bibitems(text: str, file: Path | str = "") -> list[tuple[str, int]]:
+    """Return (key, line) of each `\\bibitem` a text typesets (none without the word: no scan)."""
+    if "bibitem" not in text:
         return []
     from ..tex.latex import scan
 
-    before = {key for key, _ in scan(old, str(file)).bibitems}
+    return scan(text, str(file)).bibitems
+
+
+def added_bibitems(old: str, new: str, file: Path | str = "") -> list[tuple[str, int]]:
+    """Return (key, line of `new`) for each key a `\\bibitem` of `new` defines that no `\\bibitem` of `old` did."""
+    if old == new:
+        return []
+    before = {key for key, _ in bibitems(old, file)}
     found: dict[str, int] = {}
-    for key, line in scan(new, str(file)).bibitems:
+    for key, line in bibitems(new, file):
         if key not in before:
             found.setdefault(key, line)
     return list(found.items())

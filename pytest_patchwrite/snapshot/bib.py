@@ -82,7 +82,7 @@ def entry_fields(text: str) -> dict[str, tuple[int, dict[str, str]]]:
     out: dict[str, tuple[int, dict[str, str]]] = {}
     for entry in library.entries:
         fields = {f.key.lower(): " ".join(str(f.value).split()) for f in entry.fields}
-        out.setdefault(entry.key, (entry.start_line + 1, {"@type": entry.entry_type.lower(), **fields}))
+        out.setdefault(entry.key, ((entry.start_line or 0) + 1, {"@type": entry.entry_type.lower(), **fields}))
     return out
 
 
