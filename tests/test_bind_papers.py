@@ -23,7 +23,7 @@ PAPERS = Path(__file__).parent / "bind_papers"
 BENCH = Path(__file__).parent.parent / "bench" / "bench_binder_labels.py"
 LABEL_FILES = sorted(PAPERS.glob("*/labels.json"))
 KINDS = {"entry", "derived", "none"}
-SETS = ("A", "B", "C", "D")  # A: development; B, C and D: held out, labelled by other people before any binder run
+SETS = ("A", "B", "C", "D", "E")  # A: development; B to E: held out, labelled by other people before any binder run
 TRANSFORMS = ("identity", "percent")
 
 
