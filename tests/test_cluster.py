@@ -347,3 +347,47 @@ def test_ctrl_c_cancels_the_clusters_tasks_and_leaves_nothing_behind(cluster: Cl
     assert cluster.tasks_on_scheduler() == 0  # nothing of ours left queued or running on the cluster
     assert list(client_tmp.iterdir()) == []
     assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_an_answer_lost_with_its_worker_is_collected_when_it_runs_again(make_cluster) -> None:
+    """A job reported done whose worker then dies before the client reads its answer: the scheduler runs it
+    again, and the batch collects the new answer (it read no answer and stopped with exit 3 before)."""
+    import threading
+
+    import distributed
+
+    from pytest_patchwrite.flows import batch
+
+    cluster = make_cluster()
+    cluster.add_worker("doomed")
+    client = batch.connect(cluster.address)
+    try:
+        run = batch._ClusterRun(distributed, client, [batch.Job("job", batch._version, ())], None)
+        (future,) = run.live
+        deadline = time.monotonic() + 60
+        while future.status != "finished" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert future.status == "finished"
+        cluster.kill("doomed")  # the answer lived on the doomed worker only
+        deadline = time.monotonic() + 60
+        while future.status == "finished" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert future.status in ("lost", "pending")
+        errors: list[BaseException] = []
+
+        def drive() -> None:
+            try:
+                run.drive()
+            except BaseException as exc:  # noqa: BLE001 - the test reports it
+                errors.append(exc)
+
+        thread = threading.Thread(target=drive, daemon=True)
+        thread.start()
+        time.sleep(1.0)  # the batch meets the lost answer before any worker can run the job again
+        steady = cluster.add_worker("steady")
+        thread.join(120)
+        assert not thread.is_alive() and errors == []
+        answer = run.done["job"]
+        assert (answer.value, answer.error, answer.worker) == (batch._version(), None, steady)
+    finally:
+        client.close()

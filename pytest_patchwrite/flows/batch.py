@@ -239,6 +239,11 @@ class _ClusterRun:
     def _arrived(self, future: Any) -> None:
         if future not in self.live:
             return  # a stranded retry we cancelled
+        if future.status in ("lost", "pending"):
+            # its answer was lost with the worker that held it, after it was reported done: the scheduler runs it
+            # again, and it is collected when it is done again (reading it now would wait, or find no answer)
+            self.pending.add(future)
+            return
         key = self.live.pop(future)
         self.only.pop(future, None)
         answer, again = _answer(self.distributed, future, key)
@@ -290,6 +295,10 @@ def _answer(distributed: Any, future: Any, key: str) -> tuple[Done, bool]:
         cause = f"a worker cannot import the job's function ({exc})"
         error = EnvironmentFault(key, cause, f"{INSTALL} on every worker", reason="worker_mismatch")
         return Done(key, None, "?", error), False
+    if exc is None or future.status == "cancelled":  # cancelled by the scheduler (a restart), not by us
+        cause, remedy = f"the cluster cancelled the job ({exc or future.status})", "look at the scheduler's log"
+        error = EnvironmentFault(key, cause, remedy, reason="worker_died")
+        return Done(key, None, "?", error), True
     raise exc
 
 
