@@ -138,6 +138,13 @@ def test_the_held_out_set_d_is_large_enough() -> None:
     assert len(numbers) >= 250 and len({name for name, _ in numbers}) >= 4 and kinds == KINDS
 
 
+def test_the_held_out_set_e_is_large_enough() -> None:
+    """Set E holds at least 400 labelled numbers from at least four papers, each kind present."""
+    numbers = [(p.parent.name, n) for p in LABEL_FILES if _load(p)["set"] == "E" for n in _load(p)["numbers"]]
+    kinds = {n["label"] for _, n in numbers}
+    assert len(numbers) >= 400 and len({name for name, _ in numbers}) >= 4 and kinds == KINDS
+
+
 def test_the_bench_can_choose_every_set() -> None:
     """`bench_binder_labels.py --set X` accepts every set a labels.json names (and no other)."""
     sys.path.insert(0, str(BENCH.parent))
