@@ -175,3 +175,23 @@ def test_an_apply_process_imports_only_what_apply_uses(doc: Path, tmp_path: Path
     assert (done.returncode, done.stdout.splitlines()[-1]) == (1, "[]"), done.stderr
     listed = subprocess.run([sys.executable, "-m", "pytest_patchwrite.cli", "--help"], capture_output=True, text=True)
     assert all(name in listed.stdout for name in ("apply", "bind", "mcp", "rate", "live-stress"))
+
+
+def test_an_accepted_edit_reports_the_bound_number_it_removed(tmp_path: Path) -> None:
+    """An edit that writes a bound number in words is accepted (nothing it adds is unattested), but the decision it
+    left stale is shown: before, `apply` printed only `accepted` and the lock of 91.4% was silently gone."""
+    (tmp_path / "results.json").write_text('{"ours": {"accuracy": 0.914}}\n')
+    paper = tmp_path / "main.tex"
+    sentence = "Our accuracy is 91.4\\% on the held-out split."
+    paper.write_text(f"% !patchwrite log = results.json\n{HEAD.replace('Hello.', sentence)}")
+    assert run("bind", str(paper), cwd=tmp_path).returncode == 0
+    edit = "```EDIT 4 4\nOur accuracy is ninety-one percent on the held-out split.\n```\n"
+    proc = run("apply", "main.tex", "-", "--no-compile-gate", stdin=edit, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("main.tex: accepted EDIT 4 4")
+    assert lines[1].startswith("main.tex:4: warning: stale_binding 91.4\\% was bound to results.json ours.accuracy")
+    paper.write_text(f"% !patchwrite log = results.json\n{HEAD.replace('Hello.', sentence)}")  # HEAD again
+    proc = run("apply", "main.tex", "-", "--json", "--no-compile-gate", stdin=edit, cwd=tmp_path)
+    out = json.loads(proc.stdout)
+    assert out["accepted"] and [(v["kind"], v["severity"]) for v in out["violations"]] == [("stale_binding", "warning")]

@@ -68,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         lo, hi = result.span or (0, 0)
         verb = result.edit.verb if result.edit else "EDIT"
         print(shown.line(f"{path}: accepted {verb} {lo} {hi} ({result.seconds:.2f} s)"))
+        for violation in result.violations:  # warnings of the gates that passed: a decision the edit left stale
+            print(violation.format(Path.cwd()))
     else:
         print(shown.line(f"{path}: rejected at {result.stage} ({result.reason})"))
         printed: set[str] = set()

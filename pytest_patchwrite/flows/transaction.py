@@ -18,7 +18,7 @@ from ..errors import EnvironmentFault, InputError
 from ..files import envfaults
 from ..files.inputs import Reads, changed_since, read_text, recording_reads, text_digest
 from ..files.tempfiles import TEMP_SUFFIX, sweep_dir, temp_file_prefix
-from ..model import Gate, PatchContext, Violation
+from ..model import ERROR, Gate, PatchContext, Violation
 from ..snapshot.snapshot import Snapshots
 
 
@@ -190,6 +190,7 @@ def try_patch(
         snapshots = Snapshots(head={real: head}, edited=edited)
         context = PatchContext(path=path, head=head, files=files, snapshots=snapshots)
         skipped: dict[str, str] = {}
+        warnings: list[Violation] = []  # of the gates that passed: an accepted edit reports them (a dropped decision)
         for gate in gates:
             try:
                 result = gate.check(candidate, context)
@@ -206,9 +207,10 @@ def try_patch(
                 return PatchResult(
                     False, gate.stage, reason, list(result.violations), head, seconds, span, edit, skipped
                 )
+            warnings.extend(v for v in result.violations if v.severity != ERROR)
         if candidate != head:
             atomic_write(real, candidate, lambda: _unchanged(reads, str(real)))
-        return PatchResult(True, None, None, [], candidate, time.perf_counter() - started, span, edit, skipped)
+        return PatchResult(True, None, None, warnings, candidate, time.perf_counter() - started, span, edit, skipped)
 
 
 #: build outputs TeX never reads back: another build writing them beside the paper does not change a verdict
