@@ -2,7 +2,7 @@
 
     python bench/bench_derived_labels.py --set A [--set B ...] [--json OUT]
 
-For each paper of the chosen sets (tests/bind_papers/*/labels.json; never set D, held out) a scratch
+For each paper of the chosen sets (tests/bind_papers/*/labels.json; never set E, held out) a scratch
 copy gets its labels' `% !patchwrite log = ...` comment and is bound in this process (`bind_root`, what
 `patchwrite bind` writes); every label is judged by `bench_binder_labels.judge`, the subprocess bench's
 rule (a derived operand may be an entry the labels accept as equally right, its `also`; the strict figure without
@@ -25,7 +25,7 @@ from bench_bindings import with_logs
 from pytest_patchwrite.flows.bind import bind_root
 from pytest_patchwrite.gates.evidence import EvidenceConfig
 
-SETS = ("A", "B", "C")  # set D is held out: never bound here
+SETS = ("A", "B", "C", "D")  # set E is held out: never bound here
 
 
 def judged(folder: Path, data: dict[str, Any], scratch: Path) -> list[dict[str, Any]]:
@@ -67,7 +67,7 @@ def derived_report(labels: list[dict[str, Any]]) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", action="append", choices=SETS, help="a set to measure (repeatable; default A, B, C)")
+    parser.add_argument("--set", action="append", choices=SETS, help="a set to measure (repeatable; default all)")
     parser.add_argument("--paper", action="append", help="only these paper folders (repeatable)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()

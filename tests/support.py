@@ -77,6 +77,28 @@ def run_cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.Completed
     return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=timeout)
 
 
+# the derived-number tests (test_derived_s3, test_derived_groups): bind a small paper, check it
+def bind_rows(root: Path) -> dict[str, list[dict[str, Any]]]:
+    """Run `patchwrite bind ROOT`; return the bindings file's rows by token."""
+    done = run_cli("bind", root.name, cwd=root.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for row in json.loads(root.with_name("main.bindings.json").read_text())["bindings"]:
+        rows.setdefault(row["token"], []).append(row)
+    return rows
+
+
+def number_findings(root: Path) -> tuple[int, list[tuple[str, str]]]:
+    """Run `patchwrite check ROOT --json`; return its exit code and the number gate's (kind, token) findings."""
+    done = run_cli("check", root.name, "--json", "--no-cache", cwd=root.parent)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    found = []
+    for manuscript in json.loads(done.stdout)["manuscripts"]:
+        for v in manuscript["gates"]["numbers"]["violations"]:
+            found.append((v["kind"], v.get("token", "")))
+    return done.returncode, found
+
+
 def rejected_edit(paper: Path, target: str, edit: str, scratch: Path) -> str:
     """Apply `edit` (an EDIT block) to `paper/target` with `patchwrite apply`; assert it is rejected (exit 1) and the
     file keeps its bytes; return what apply printed (stdout and stderr)."""

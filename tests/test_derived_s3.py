@@ -12,15 +12,16 @@ of a confidence interval.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from support import bind_rows as bind
 from support import edit
 from support import logged_paper as paper
+from support import number_findings as check
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -29,27 +30,6 @@ def patchwrite(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run([sys.executable, "-m", "pytest_patchwrite.cli", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300)  # fmt: skip
-
-
-def bind(root: Path) -> dict[str, list[dict[str, Any]]]:
-    """Run `patchwrite bind ROOT`; return the bindings file's rows by token."""
-    done = patchwrite("bind", root.name, cwd=root.parent)
-    assert done.returncode == 0, done.stdout + done.stderr
-    rows: dict[str, list[dict[str, Any]]] = {}
-    for row in json.loads(root.with_name("main.bindings.json").read_text())["bindings"]:
-        rows.setdefault(row["token"], []).append(row)
-    return rows
-
-
-def check(root: Path) -> tuple[int, list[tuple[str, str]]]:
-    """Run `patchwrite check ROOT --json`; return its exit code and the number gate's (kind, token) findings."""
-    done = patchwrite("check", root.name, "--json", "--no-cache", cwd=root.parent)
-    assert done.returncode in (0, 1), done.stdout + done.stderr
-    found = []
-    for manuscript in json.loads(done.stdout)["manuscripts"]:
-        for v in manuscript["gates"]["numbers"]["violations"]:
-            found.append((v["kind"], v.get("token", "")))
-    return done.returncode, found
 
 
 def derived(rows: dict[str, list[dict[str, Any]]], token: str) -> tuple[str, list[str]]:

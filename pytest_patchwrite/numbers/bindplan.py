@@ -36,6 +36,7 @@ from .bindrules import (
 )
 from .chance import BOUND, column
 from .derived import derive
+from .derivedgroups import derive_groups
 from .derivedtable import derive_columns
 from .logentries import Entry, LogData
 
@@ -232,6 +233,8 @@ def _bind_fresh(
             decided[i] = bound
     drop_repeated_values(occs, decided)
     settle_rows(occs, decided, ranked)
+    for i, cell in derive_groups(occs, decided, index).items():  # a mean (and its spread) over a log's seeds
+        decided[i] = Bound(occs[i], cell, [], "derived", "derived")
     for i, cell in derive_columns(occs, decided).items():  # a table column of one formula over bound cells
         decided[i] = Bound(occs[i], cell, [], "derived", "derived")
     beside = Neighbours(occs, decided)
