@@ -38,4 +38,7 @@ def test_a_sign_flip_of_a_bound_cell_is_a_binding_mismatch(tmp_path: Path) -> No
     results.write_text(results.read_text().replace("Ours & 91.4 &", "Ours & $-$91.4 &"))
     done = run_cli("check", "main.tex", cwd=paper)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "results.tex:15: binding_mismatch 91.4 is bound to results.json ours.clean_acc" in done.stdout
+    assert (
+        "results.tex:15: binding_mismatch 91.4 (read as -91.4: its minus stands apart) is bound to results.json "
+        "ours.clean_acc"
+    ) in done.stdout  # the finding shows the value the lock compares

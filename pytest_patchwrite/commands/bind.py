@@ -22,10 +22,11 @@ from ..errors import InputError
 from ..files.paths import repository_top
 from ..flows.bind import BindOutcome, bind_root, outcome_json, write_bindings
 from ..gates.evidence import EvidenceConfig
-from ..gates.numberlock import listed, lock_violations
+from ..gates.numberlock import listed, lock_violations, swapped
 from ..model import display_path, relative_name
 from ..numbers.binder import EntryIndex
 from ..numbers.bindplan import Rules, candidates
+from ..numbers.bindswap import SWAPPED
 from ..numbers.logread import load_entries
 from ..snapshot.manuscript import load_manuscript
 from ..snapshot.roots import find_root
@@ -112,6 +113,8 @@ def _print(outcome: BindOutcome, verb: str) -> None:
                 [f"{relative_name(c.entry.log, base)} {c.entry.at}" for c in [bound.best, *bound.alternatives]]
             )
             print(shown.line(f"{where}: warning: ambiguous_binding {occ.token} not bound: fits {names} alike"))
+        elif bound is not None and bound.how == SWAPPED:
+            print(shown.line(f"{where}: warning: unattested_number {occ.token} {swapped(rec, occ, advice=False)}"))
         else:
             print(shown.line(f"{where}: warning: unattested_number {occ.token} has no decision (no entry binds it)"))
     for b in ledger.stale:

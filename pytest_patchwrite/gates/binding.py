@@ -37,6 +37,7 @@ from ..numbers.bindfile import (
 )
 from ..numbers.bindmatch import Place, match
 from ..numbers.bindplan import bind_fresh
+from ..numbers.bindswap import SWAPPED, mark_swaps
 from ..numbers.derived import describe, formula_values
 from ..numbers.explog import NoLogMatch, resolve_logs
 from ..numbers.logentries import LogData
@@ -68,12 +69,18 @@ class Reconciled:
     pairs: dict[int, int] = field(default_factory=dict)  # occurrence index -> index in `existing`
     held: set[int] = field(default_factory=set)  # occurrence indices whose decision in the file still holds
     decisions: dict[int, Bound] = field(default_factory=dict)  # occurrence index -> the binder's fresh decision
+    swapped: dict[int, int] = field(default_factory=dict)  # occurrence index -> the one whose entry its words name
     index: EntryIndex | None = None
     root: Path | None = None  # the root manuscript, as the commands in findings name it
 
     def file_bindings(self) -> list[FileBinding]:
         """Return what a fresh bindings file would hold: every decided number (an ambiguous one is no decision)."""
-        return [to_file_binding(b) for b in self.result.bound if b.how != "ambiguous"]
+        return [to_file_binding(b) for b in self.result.bound if decides(b)]
+
+
+def decides(bound: Bound | None) -> bool:
+    """Return whether the binder's fresh decision binds its number (neither ambiguous nor one of a swap)."""
+    return bound is not None and bound.how not in ("ambiguous", SWAPPED)
 
 
 def _lookup(datas: dict[Path, LogData]):  # type: ignore[no-untyped-def]
@@ -184,6 +191,7 @@ def reconcile(
     out = Reconciled(BindResult(), occs, base=base, existing=existing, index=index, root=root)
     out.cited = {(Path(s.file), sentence): keys for s in scans for sentence, keys in s.cited_sentences.items()}
     out.decisions, out.result.coincidental = fresh_decisions(occs, index, datas)
+    out.swapped = mark_swaps(occs, out.decisions)  # a swap already in the paper is no decision
     out.pairs = match(existing, places(occs))
     for i, occ in enumerate(occs):
         if i not in out.pairs:
@@ -198,10 +206,10 @@ def reconcile(
         entry = data.at(binding.at) if data is not None and binding.at and binding.transform != "derived" else None
         out.mismatched.append((occ, binding, values, entry.raw if entry is not None else None))
     for i, occ in enumerate(occs):
-        if i in out.decisions and not (occ.optional and out.decisions[i].how == "ambiguous"):
-            out.result.bound.append(out.decisions[i])
-        elif occ.optional:  # a number the policy does not check, without a decision (fitting several entries alike
-            out.result.quiet.append(occ)  # is none: `0` and `1` in prose under `decimals`): not reported
+        if i in out.decisions:  # an ambiguous one too, a count included: its words name several entries, so it
+            out.result.bound.append(out.decisions[i])  # reports a result and needs a decision (tester3 N1)
+        elif occ.optional:  # a number the policy does not check, with no evidence for any entry: not reported
+            out.result.quiet.append(occ)
         else:
             out.result.unattested.append(occ)
     matched = set(out.pairs.values())

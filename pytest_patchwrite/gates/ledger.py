@@ -16,9 +16,9 @@ from pathlib import Path
 from ..errors import InputError
 from ..model import display_path, relative_name
 from ..numbers.binder import Occurrence
-from ..numbers.bindfile import FileBinding
+from ..numbers.bindfile import FileBinding, distinct
 from ..snapshot.manuscript import Manuscript
-from .binding import Reconciled, manual_binding, to_file_binding
+from .binding import Reconciled, decides, manual_binding, to_file_binding
 
 UNATTESTED = "unattested"
 
@@ -42,7 +42,9 @@ def decision_name(b: FileBinding | None, base: Path) -> str:
     if b is None:
         return "no decision"
     if b.manual:
-        return f"typed by hand ({b.reason})" if b.reason else "typed by hand"
+        names = [f"{relative_name(Path(a['log']), base)} {a['at']}" for a in b.alternatives]
+        fits = f", fitting {', '.join(names)} alike" if names else ""  # an ambiguous number the author typed
+        return f"typed by hand ({b.reason}{fits})" if b.reason else f"typed by hand{fits}"
     assert b.log is not None
     suffix = " (derived)" if b.transform == "derived" else ""
     return f"{relative_name(b.log, base)} {b.at}{suffix}"
@@ -77,7 +79,22 @@ def _refreshed(b: FileBinding, occ: Occurrence) -> FileBinding:
 
 def _fresh(rec: Reconciled, i: int) -> FileBinding | None:
     bound = rec.decisions.get(i)
-    return to_file_binding(bound) if bound is not None and bound.how != "ambiguous" else None
+    return to_file_binding(bound) if bound is not None and decides(bound) else None
+
+
+def _by_hand(rec: Reconciled, i: int, reason: str) -> FileBinding:
+    """Return the manual decision of a number without one; an ambiguous number's row keeps the entries it fits
+    alike (`alternatives`), so the file's diff shows what the author typed by hand instead of choosing."""
+    by_hand = manual_binding(rec.occurrences[i], reason)
+    bound = rec.decisions.get(i)
+    if bound is not None and bound.how == "ambiguous":
+        by_hand.alternatives = distinct(
+            [
+                {"log": str(c.entry.log), "at": c.entry.at, "value": c.entry.raw, "transform": c.transform}
+                for c in (bound.best, *bound.alternatives)
+            ]
+        )
+    return by_hand
 
 
 def build_ledger(rec: Reconciled, update: bool, manual: dict[int, str], unattested_reason: str) -> Ledger:
@@ -90,7 +107,7 @@ def build_ledger(rec: Reconciled, update: bool, manual: dict[int, str], unattest
     for i, occ in enumerate(rec.occurrences):
         old = rec.existing[rec.pairs[i]] if i in rec.pairs else None
         if i in manual:
-            by_hand = manual_binding(occ, manual[i])
+            by_hand = _by_hand(rec, i, manual[i])
             if old is None or not _same_decision(old, by_hand):
                 out.changes.append(change_line(old, by_hand, occ, base))
                 out.manual += 1
@@ -114,9 +131,9 @@ def build_ledger(rec: Reconciled, update: bool, manual: dict[int, str], unattest
             out.proposed += 1
     quiet = {id(occ) for occ in rec.result.quiet}  # optional numbers without evidence: `check` never reports them
     undecided = [i for i, occ in enumerate(rec.occurrences) if i not in decided and id(occ) not in quiet]
-    if -1 in manual:  # exactly what `check` lists without a decision, so the file holds only reviewed numbers
+    if -1 in manual:  # exactly what `check` lists without a decision (an ambiguous count too): all reviewed
         for i in undecided:
-            decided[i] = manual_binding(rec.occurrences[i], unattested_reason)
+            decided[i] = _by_hand(rec, i, unattested_reason)
             out.changes.append(change_line(None, decided[i], rec.occurrences[i], base))
             out.manual += 1
         undecided = []

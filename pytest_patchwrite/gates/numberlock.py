@@ -19,6 +19,7 @@ from pathlib import Path
 from ..model import WARNING, Violation, relative_name
 from ..numbers.binder import Occurrence, factor_of, transforms
 from ..numbers.bindfile import FileBinding
+from ..numbers.bindswap import SWAPPED
 from ..numbers.derived import describe
 from .binding import Reconciled
 
@@ -72,8 +73,24 @@ def _paths(rec: Reconciled, *files: Path) -> tuple[str, ...]:
     return tuple(str(p) for p in (rec.root, *files) if p is not None)
 
 
+def signed(occ: Occurrence) -> str:
+    """Return the number's token with the sign it is read with: `-91.4` for a `$-$91.4` whose token (`91.4`) does
+    not hold its minus (typeset apart from it), else the token as it stands."""
+    m = _NUMERAL.search(occ.token)
+    if m is None or occ.number.value >= 0 or any(c in occ.token[: m.start()] for c in "-−"):
+        return occ.token
+    return occ.token[: m.start()] + "-" + occ.token[m.start() :]
+
+
 def _mismatch(rec: Reconciled, occ: Occurrence, binding: FileBinding, values: list[Decimal], raw: str | None) -> str:
     accept = f"; `{_bind(rec)} --update` accepts the change"
+    read = signed(occ)  # the lock compares the signed value: say so where the token hides the minus
+    if read != occ.token:
+        return f"(read as {read}: its minus stands apart) {_mismatch_why(rec, binding, values, raw, accept)}"
+    return _mismatch_why(rec, binding, values, raw, accept)
+
+
+def _mismatch_why(rec: Reconciled, binding: FileBinding, values: list[Decimal], raw: str | None, accept: str) -> str:
     if binding.manual:
         return f"is recorded as typed by hand: {binding.value} ({binding.reason}){accept}"
     name = _name(binding.log, binding.at, rec.base)
@@ -111,6 +128,20 @@ def _unattested(rec: Reconciled, occ: Occurrence) -> str:
             f"it as typed by hand: {record}")  # fmt: skip
 
 
+def swapped(rec: Reconciled, occ: Occurrence, advice: bool = True) -> str:
+    """Return why a number of a crossed pair is not bound (`bindswap`): its words name the other's entry; with
+    `advice`, the command that records it by hand."""
+    i = next(k for k, o in enumerate(rec.occurrences) if o is occ)
+    other = rec.occurrences[rec.swapped[i]]
+    mine, theirs = rec.decisions[i].best, rec.decisions[rec.swapped[i]].best
+    return (f"prints {_name(mine.entry.log, mine.entry.at, rec.base)} = {mine.entry.raw}, but its words name "
+            f"{_name(theirs.entry.log, theirs.entry.at, rec.base)}, which prints as "
+            f"{format_as(theirs.value, occ.token)} and stands at line {other.number.line} ({other.token}), whose "
+            "words name this one's entry: the two look swapped, so neither is bound"
+            + (f"; fix the paper, or record it as typed by hand: `{_bind(rec)} --manual {_place(occ)} --reason TEXT`"
+               if advice else ""))  # fmt: skip
+
+
 def lock_violations(rec: Reconciled) -> list[Violation]:
     """Return the lock's findings: binding_mismatch, unbound_number, unattested_number, stale_binding."""
     out: list[Violation] = []
@@ -127,7 +158,10 @@ def lock_violations(rec: Reconciled) -> list[Violation]:
         best = _name(bound.best.entry.log, bound.best.entry.at, base)
         if bound.best.transform == "derived" and bound.best.formula is not None:
             best = f"{describe(bound.best.formula)} (derived)"
-        if bound.how == "ambiguous":  # no decision, as after a fresh bind: not the lock's, the number's finding
+        if bound.how == SWAPPED:  # no decision either: the paper prints another entry's value here
+            out.append(Violation("unattested_number", str(occ.file), occ.number.line, occ.token, swapped(rec, occ),
+                                 paths=_paths(rec, occ.file)))  # fmt: skip
+        elif bound.how == "ambiguous":  # no decision, as after a fresh bind: not the lock's, the number's finding
             names = listed([best, *(_name(c.entry.log, c.entry.at, base) for c in bound.alternatives)])
             message = (f"fits several entries alike ({names}), and nothing around it tells which it "
                        "reports, so it is not bound; name the entry beside the number and rerun "

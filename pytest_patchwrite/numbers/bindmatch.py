@@ -15,6 +15,7 @@ number afresh (a warning): the changed number passed.
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,12 +93,15 @@ class _Pairing:
             key = None if j in self.used else _key(self.files[j] if same_file else None, b.anchor, level)
             if key is not None and key in groups:
                 groups[key][1].append(j)
-        for found, bound in groups.values():
+        for _found, bound in groups.values():
+            bound.sort(key=lambda k: (self.bindings[k].line, k))
+        order = _row_orders(groups, self.places, self.bindings) if level == CELL_KEYS and same_file else {}
+        for key, (found, bound) in groups.items():
             if not found or not bound:
                 continue
-            bound.sort(key=lambda k: (self.bindings[k].line, k))
             if len(found) == len(bound):
-                chosen = list(zip(found, bound, strict=True))
+                sigma = order.get(key[:-1])  # rows labelled alike: the old row each one is (moved rows move whole)
+                chosen = list(zip(found, [bound[k] for k in sigma] if sigma else bound, strict=True))
             elif same_file and depth in (0, LEVELS.index(PROSE_KEYS)):
                 chosen = _nearest(found, bound, self.places, self.bindings)
             else:
@@ -223,6 +227,54 @@ class _Pairing:
             taken_j.add(j)
             out.append((i, j))
         return out
+
+
+def _row_orders(
+    groups: dict[tuple[Any, ...], tuple[list[int], list[int]]], places: list[Place], bindings: Sequence[Decision]
+) -> dict[tuple[Any, ...], tuple[int, ...]]:
+    """Return, for each row label that several rows of one table share (`Ours` twice), which old row each of its
+    rows now is: the k-th such row takes the decisions of old row `sigma[k]`. The rows are told apart by nothing
+    but their order, so a row moved past another of the same label would meet the other's decisions: the rows are
+    paired as wholes, the permutation under which most cells print what their decision recorded, and reading order
+    when none does better. One permutation serves every column, so two cells traded between such rows (the rest of
+    each row kept) stay a `binding_mismatch`, while a whole row moved keeps its decisions."""
+    labels: dict[tuple[Any, ...], list[tuple[list[int], list[int]]]] = {}
+    for key, (found, bound) in groups.items():
+        labels.setdefault(key[:-1], []).append((found, bound))  # key: (file, table, row, column)
+    out = {}
+    for label, columns in labels.items():
+        n = len(columns[0][0])
+        if n < 2 or any(len(found) != n or len(bound) != n for found, bound in columns):
+            continue
+        agree = [[sum(places[found[r]].token == bindings[bound[s]].token for found, bound in columns)
+                  for s in range(n)] for r in range(n)]  # fmt: skip
+        sigma = _best_permutation(agree)
+        if sigma != tuple(range(n)):
+            out[label] = sigma
+    return out
+
+
+def _best_permutation(agree: list[list[int]]) -> tuple[int, ...]:
+    """Return the permutation sigma maximising sum(agree[r][sigma[r]]), the identity unless another does better
+    (exhaustive up to 7 rows; past that greedily, the most agreeing pairs first, the nearest in order among them)."""
+    n = len(agree)
+    identity = tuple(range(n))
+    if n <= 7:
+        best, top = identity, sum(agree[r][r] for r in range(n))
+        for sigma in itertools.permutations(range(n)):
+            score = sum(agree[r][sigma[r]] for r in range(n))
+            if score > top:
+                best, top = sigma, score
+        return best
+    chosen = [-1] * n
+    taken: set[int] = set()
+    for _, _, r, s in sorted((-agree[r][s], abs(r - s), r, s) for r in range(n) for s in range(n)):
+        if chosen[r] < 0 and s not in taken:
+            chosen[r] = s
+            taken.add(s)
+    greedy = tuple(chosen)
+    better = sum(agree[r][greedy[r]] for r in range(n)) > sum(agree[r][r] for r in range(n))
+    return greedy if better else identity
 
 
 def _in_order(paired: list[tuple[int, int]]) -> list[tuple[int, int]]:
