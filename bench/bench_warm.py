@@ -1,7 +1,7 @@
 """Benchmark: a one-line candidate compiled warm (from HEAD's settled auxiliary files) against a cold check.
 
     python bench/bench_warm.py [--candidates 6] [--only NAME] [--paper ROOT ...] [--repeat 3] [--json OUT]
-                               [--unconfirmed | --sequential] [--whole-map | --map-ab]
+                               [--unconfirmed | --sequential] [--whole-map | --map-ab] [--confirm-whole-map]
 
 Four documents: the example paper and three generated larger ones (BibTeX with
 natbib, biblatex with biber, many cross-references with hyperref). For each: HEAD
@@ -25,11 +25,14 @@ Each row also counts the confirmations that disagreed with the warm verdict
 a font map cut to HEAD's fonts and of them those that were void (gates/fontmap.py).
 `--whole-map` makes warm runs read the whole map; `--map-ab` also times every
 candidate warm with the whole map, beside the cut one, and prints that ratio.
+`--confirm-whole-map` gives only the confirmations the whole map (as before
+they read the warm run's cut map), to show what the cut saves there.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import shutil
@@ -227,7 +230,16 @@ def main() -> None:
     parser.add_argument("--whole-map", action="store_true", help="warm runs read pdfTeX's whole font map")
     parser.add_argument("--map-ab", action="store_true",
                         help="also time each candidate warm with the whole font map (the ratio beside)")  # fmt: skip
+    parser.add_argument("--confirm-whole-map", action="store_true", help="confirmations read the whole font map")
     args = parser.parse_args()
+    if args.confirm_whole_map:
+        first_run = CompileGate._first_run
+
+        def whole(self, engine, work, entry, fonts, cancel, font_rule=None):  # type: ignore[no-untyped-def]
+            fonts = dataclasses.replace(fonts, map_over=None) if fonts is not None else None
+            return first_run(self, engine, work, entry, fonts, cancel, None)
+
+        CompileGate._first_run = whole  # type: ignore[method-assign]
     if args.unconfirmed:
         CompileGate._first_run = lambda self, *a, **k: confirm.FirstRun()  # type: ignore[method-assign]
         confirm.agrees = lambda warm_first, cold_first, linked: True  # type: ignore[assignment]
@@ -248,6 +260,7 @@ def main() -> None:
     if args.json is not None:
         mode = "unconfirmed" if args.unconfirmed else "sequential" if args.sequential else "beside"
         mode += ", whole font map" if args.whole_map else ", cut font map"
+        mode += " (confirmations: whole map)" if args.confirm_whole_map else ""
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"confirmation": mode, "candidates": args.candidates, "median_ratio": medians,
                                          "runs": figures}, indent=2) + "\n")  # fmt: skip

@@ -190,9 +190,8 @@ def command(
     # open it: `\IfFileExists{/dev/null}` (a CJK class's system probe) is true, `/System/...` false, as
     # under latexmk; dot-files stay refused. Unconfined runs keep the paranoid `p`.
     env = tex_env({"openin_any": "r", **(extra_env or {})})
-    root = _tex_live_root(path)
-    if root is not None:  # a TeX Live outside /usr (/opt/texlive, ~/texlive): visible read-only
-        argv += ["--ro-bind", str(root), str(root)]
+    path, binds = engine_path(path)
+    argv += binds
     bin_dir = str(Path(path).parent)
     if bin_dir not in env["PATH"].split(":"):  # the engine starts xdvipdfmx etc. from its own directory
         env["PATH"] = f"{bin_dir}:{env['PATH']}"
@@ -200,6 +199,33 @@ def command(
     for key, value in env.items():
         argv += ["--setenv", key, value]
     return with_limits([*argv, "--", *cmd], limits), {"PATH": "/usr/bin:/bin"}, "/"
+
+
+def engine_path(found: str) -> tuple[str, list[str]]:
+    """Return the path a tool found on PATH is started by inside the sandbox, and the binds that make it visible.
+
+    A tool is often a symlink (`/usr/local/bin/pdflatex -> /opt/texlive/2025/bin/x86_64-linux/pdflatex`, a
+    directory of links put first on PATH) and the engine tells its format by the name it is started by
+    (`pdflatex -> pdftex`), so it is started by the link nearest the binary that still bears its name (its
+    directory resolved): under the bound system paths as it is, in a TeX Live tree with that tree bound read-only,
+    else with the binary it resolves to bound read-only at that path.
+    """
+    name, current = os.path.basename(found), found
+    chain: list[str] = []
+    while len(chain) < 32:
+        current = os.path.join(os.path.realpath(os.path.dirname(current)), os.path.basename(current))
+        if os.path.basename(current) == name:
+            chain.append(current)
+        if not os.path.islink(current):
+            break
+        current = os.path.join(os.path.dirname(current), os.readlink(current))
+    for link in reversed(chain):
+        if any(link.startswith(p + "/") for p in ("/usr", "/bin", "/sbin")):
+            return link, []
+        root = _tex_live_root(link)
+        if root is not None:  # a TeX Live outside /usr (/opt/texlive, ~/texlive): visible read-only
+            return link, ["--ro-bind", str(root), str(root)]
+    return chain[-1], ["--ro-bind", os.path.realpath(found), chain[-1]]
 
 
 def _tex_live_root(tool_path: str) -> Path | None:

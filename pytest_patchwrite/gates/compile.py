@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 
 from ..engine import sandbox, sandboxcmd, texlog, unconfined
@@ -220,10 +221,14 @@ class CompileGate:
         start.seeded = warm.seed(work, start.state)
         linked.seal()
         if cut := fontmap.bind(self._fonts, start.state.fonts, self._texts, stack):  # the map of HEAD's fonts
-            self._fonts, start.font_reads, self.maps_cut = cut, fontmap.reads(start.state.fonts), self.maps_cut + 1
+            self._fonts, self.maps_cut = cut, self.maps_cut + 1
+            start.font_rule = fontmap.rule(start.state.fonts, self._texts)
         fonts = stack.enter_context(fontcache.job_fonts(not self.trusted and sandboxcmd.available()))
+        if cut is not None and fonts is not None:  # the confirmation reads the same cut map, under the same rules
+            fonts = replace(fonts, map_over=cut.map_over)
         cold_work = other / work.relative_to(tree)
-        check = confirm.Confirmation(lambda cancel: self._first_run(engine, cold_work, entry, fonts, cancel),
+        rule = start.font_rule if fonts is not None and fonts.map_over is not None else None
+        check = confirm.Confirmation(lambda cancel: self._first_run(engine, cold_work, entry, fonts, cancel, rule),
                                      parallel=confirm.cores() > 1)  # fmt: skip
         try:
             report = self._run(engine, work, root, JOB, entry, start)
@@ -234,19 +239,24 @@ class CompileGate:
             check.cancel()  # the compile starts again cold: the answer is not needed
             return report
         self.confirmations += 1
-        if not confirm.agrees(start.first_errors, check.result(), linked):
+        cold_first = check.result()
+        self.maps_void += cold_first.stopped == confirm.MAP_VOID
+        if not confirm.agrees(start.first_errors, cold_first, linked):
             start.kind = "fallback"  # warm = cold: the cold check decides from scratch
             self.confirmations_failed += 1
         return report
 
     def _first_run(
-        self, engine: str, work: Path, entry: str, fonts: sandboxcmd.FontDirs | None, cancel: threading.Event
-    ) -> confirm.FirstRun:
-        """Return how a cold check's first run ends on `work` (no kept auxiliary files): run from another thread."""
+        self, engine: str, work: Path, entry: str, fonts: sandboxcmd.FontDirs | None, cancel: threading.Event,
+        font_rule: fontmap.Rule | None = None,
+    ) -> confirm.FirstRun:  # fmt: skip
+        """Return how a cold check's first run ends on `work` (no kept auxiliary files): run from another thread.
+        With `font_rule` the run reads the cut font map and is void unless `fontmap.faithful` (gates.confirm)."""
         log = work / f"{JOB}.log"
         deadline = time.monotonic() + self.timeout
-        outcome, stopped = self._tool(engine, _engine_options(JOB), [entry], work, deadline, log, fonts, cancel)
-        return confirm.FirstRun(stopped) if stopped else confirm.judged(work, JOB, entry, outcome.stderr)
+        options = _engine_options(JOB) + ([fontmap.MKTEX_OFF] if font_rule is not None else [])
+        outcome, stopped = self._tool(engine, options, [entry], work, deadline, log, fonts, cancel)
+        return confirm.FirstRun(stopped) if stopped else confirm.judged(work, JOB, entry, outcome.stderr, font_rule)
 
     def _copy(self, manuscript: Manuscript, tree: Path) -> tuple[Path, dict[str, bytes]]:
         """Copy the manuscript into `tree`; return (its directory there, {relpath: sha256}).
@@ -293,7 +303,7 @@ class CompileGate:
     ) -> tuple[list[LogMessage], Recording, tuple[str | None, str | None] | None] | None:
         """Run the loop of `_run`; return the last run's messages, its record and the bibliography tool it asked
         for (None when not read), or None when a warm start has to start again cold (`start.kind` says so)."""
-        options = _engine_options(job) + ([fontmap.MKTEX_OFF] if start.font_reads is not None else [])
+        options = _engine_options(job) + ([fontmap.MKTEX_OFF] if start.font_rule is not None else [])
         messages: list[LogMessage] = []
         recorded = Recording()
         asked: tuple[str | None, str | None] | None = None  # the tool and its input after the last run, once read
@@ -312,7 +322,7 @@ class CompileGate:
             messages = parse_tex_log(log, entry, lambda f: (work / f).is_file() or Path(f).is_file(), recorded.inputs)
             messages += terminal_errors(self._outcome.stderr if self._outcome else "", log, entry, recorded.inputs)
             messages += texlog.unfinished_document(recorded, job, entry, messages)
-            if start.font_reads is not None and not fontmap.faithful(recorded, log, start.font_reads):
+            if start.font_rule is not None and not fontmap.faithful(recorded, log, start.font_rule):
                 self.maps_void += 1
                 start.kind = "fallback"  # a font HEAD did not use: the cut map may have changed the run
                 return None

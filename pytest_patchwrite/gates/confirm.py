@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..engine.texlog import ERROR, FATAL, LogMessage, parse_tex_log, terminal_errors, unfinished_document
-from . import record
+from . import fontmap, record
 from .rerun import bib_tool_input, failed, read_log
 
 
@@ -95,6 +95,9 @@ def link_tree(source: Path, target: Path) -> Linked:
     return linked
 
 
+MAP_VOID = "font map"  # a confirmation that read the cut font map looked up a font HEAD's run did not use
+
+
 @dataclass
 class FirstRun:
     """How a cold first run ended: `stopped` names a limit or "timeout" (then nothing is known), else `errors`
@@ -104,12 +107,14 @@ class FirstRun:
     errors: list[LogMessage] = field(default_factory=list)
 
 
-def judged(work: Path, job: str, entry: str, stderr: str = "") -> FirstRun:
+def judged(work: Path, job: str, entry: str, stderr: str = "", font_rule: fontmap.Rule | None = None) -> FirstRun:
     """Return how the cold first run that just ended in `work` went, read from its log (and what it wrote to
-    stderr)."""
+    stderr); with `font_rule` it read the cut font map and is void (`MAP_VOID`) unless `fontmap.faithful`."""
     recorded = record.recording(work, job)
     read = recorded.inputs
     log = read_log(work / f"{job}.log")
+    if font_rule is not None and not fontmap.faithful(recorded, log, font_rule):
+        return FirstRun(MAP_VOID)
     messages = parse_tex_log(log, entry, lambda f: (work / f).is_file() or Path(f).is_file(), read)
     messages += terminal_errors(stderr, log, entry, read)
     messages += unfinished_document(recorded, job, entry, messages)

@@ -103,14 +103,30 @@ def used(engine: str, confined: bool, work: Path, job: str, recorded: Recording)
 
 @dataclass(frozen=True)
 class CutMap:
-    """A cut map: its bytes and the host path it covers inside the sandbox."""
+    """A cut map: its bytes, the host path it covers inside the sandbox, the names of its lines and those of
+    every line of the whole map (one set shared by the cuts of one map)."""
 
     data: bytes
     target: str
+    kept: frozenset[str] = frozenset()
+    mapped: frozenset[str] = frozenset()
+
+    def dropped(self, name: str) -> bool:
+        """Return whether the whole map has a line for the font `name` and the cut one has none."""
+        return name in self.mapped and name not in self.kept
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What `faithful` judges a run that read a cut map by: HEAD's reads outside the copy, and the cut."""
+
+    reads: tuple[str, ...]
+    cut: CutMap
 
 
 _cuts: dict[tuple[object, ...], CutMap | None] = {}
 _cuts_lock = threading.Lock()
+_mapped: dict[tuple[object, ...], frozenset[str]] = {}  # the names of a whole map's lines, by its file's identity
 
 
 def cut(use: FontUse | None, texts: dict[Path, str]) -> CutMap | None:
@@ -127,7 +143,7 @@ def cut(use: FontUse | None, texts: dict[Path, str]) -> CutMap | None:
         if key in _cuts:
             return _cuts[key]
     # a package HEAD read that adds map lines: a line of another font would warn in a cold run, not a warm one
-    made = None if _names_map_lines([Path(n) for n in use.reads if n.endswith(_CODE)]) else _make(target, use)
+    made = None if _names_map_lines([Path(n) for n in use.reads if n.endswith(_CODE)]) else _make(target, use, key[:4])
     with _cuts_lock:
         if len(_cuts) > 64:
             _cuts.clear()
@@ -148,12 +164,13 @@ def bind(
     return replace(fonts, map_over=(directory / MAP, made.target))
 
 
-def reads(use: FontUse | None) -> tuple[str, ...]:
-    """Return what HEAD's run read outside the copy (`faithful` compares a warm run's reads with it)."""
-    return use.reads if use is not None else ()
+def rule(use: FontUse | None, texts: dict[Path, str]) -> Rule | None:
+    """Return what `faithful` judges a run that read the cut map of `use` by (None: the map is not cut)."""
+    made = cut(use, texts)
+    return Rule(use.reads, made) if use is not None and made is not None else None
 
 
-def _make(target: str, use: FontUse) -> CutMap | None:
+def _make(target: str, use: FontUse, identity: tuple[object, ...]) -> CutMap | None:
     """Return the lines of the map at `target` for HEAD's fonts (their names, the fonts whose file HEAD embedded,
     the sizes of their families, subfont entries), in the map's order."""
     try:
@@ -172,12 +189,19 @@ def _make(target: str, use: FontUse) -> CutMap | None:
         if any(f.lstrip(b"<[") in files for f in fields[1:] if f.startswith(b"<")):
             names.add(fields[0].decode("latin-1"))
     families = {m.group("family") for n in names if (m := _FAMILY.fullmatch(n))}
+    kept_names: set[str] = set()
     for name, line in found:
         text = name.decode("latin-1")
         family = _FAMILY.fullmatch(text)
         if text in names or b"@" in name or (family is not None and family.group("family") in families):
             kept.append(line)
-    return CutMap(b"".join(kept), target)
+            kept_names.add(text)
+    with _cuts_lock:
+        if identity not in _mapped:
+            _mapped.clear()  # one map a machine, as a rule: a changed map replaces its names
+            _mapped[identity] = frozenset(name.decode("latin-1") for name, _ in found)
+        mapped = _mapped[identity]
+    return CutMap(b"".join(kept), target, frozenset(kept_names), mapped)
 
 
 def _names_map_lines(files: list[Path]) -> bool:
@@ -191,12 +215,15 @@ def _names_map_lines(files: list[Path]) -> bool:
     return False
 
 
-def faithful(recorded: Recording, log: str, reads: tuple[str, ...]) -> bool:
+def faithful(recorded: Recording, log: str, rule: Rule) -> bool:
     """Return whether a run that read a cut map read what a run with the whole map reads: no bitmap font HEAD's
-    run did not open, outside the copy nothing HEAD's run did not read but metrics and the files of a kept entry,
-    no pdfTeX error (a font without an entry stops the run)."""
-    allowed = set(reads)
-    if any(_PK.search(name) and name not in allowed for name in recorded.inputs) or "!pdfTeX error" in log:
+    run did not open of a font the cut dropped (a bitmap of a font the whole map has no line for is the one a
+    run with the whole map draws), outside the copy nothing HEAD's run did not read but metrics, such bitmaps
+    and the files of a kept entry, no pdfTeX error (a font without an entry and without a bitmap stops the run)."""
+    allowed = set(rule.reads)
+    bitmaps = [name for name in recorded.inputs if _PK.search(name) and name not in allowed]
+    if any(rule.cut.dropped(os.path.basename(name).split(".")[0]) for name in bitmaps) or "!pdfTeX error" in log:
         return False
+    allowed.update(bitmaps)
     return all(name in allowed or name.lower().endswith(_NEW_READS) or os.path.basename(name) == KPSE_NAMES
                for name in _outside(recorded))  # fmt: skip

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from ..engine.texlog import ERROR, FATAL, LogMessage
 from ..files.streamread import file_sha256
 from . import cachetrust
-from .fontmap import FontUse
+from .fontmap import FontUse, Rule
 from .rerun import AUX_SUFFIXES
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class Start:
     kind: str = "cold"
     bib: str | None = None  # what the bibliography tool last read (the .aux lines or the .bcf), as the loop goes
     first_errors: list[LogMessage] = field(default_factory=list)  # what the first run stopped at (gates.confirm)
-    font_reads: tuple[str, ...] | None = None  # runs read a cut font map: HEAD's reads outside the copy (fontmap)
+    font_rule: Rule | None = None  # runs read a cut font map, judged by this rule (gates.fontmap)
 
     def kept_bib(self, sources: dict[str, bytes]) -> str | None:
         """Return what the kept `.bbl` was made from, or None when a file the bibliography tool reads has changed."""
