@@ -623,7 +623,11 @@ def test_log_glob_is_bounded(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("layout", ["texlive", "stray"])
 def test_tex_live_outside_usr(layout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A TeX Live tree elsewhere (`<root>/bin/<platform>/`) is bound read-only; a stray directory never is."""
+    """A TeX Live tree elsewhere (`<root>/bin/<platform>/`) is bound read-only; a stray directory never is.
+
+    An engine in a stray directory (`~/bin/pdflatex`) runs confined with only its own file bound read-only
+    (sandboxcmd.engine_path): what lies beside it stays out of the sandbox.
+    """
     require_tool("pdflatex")
     require_tool("bwrap", "bubblewrap")
     root = tmp_path / "texlive" / "2099"
@@ -631,18 +635,19 @@ def test_tex_live_outside_usr(layout: str, tmp_path: Path, monkeypatch: pytest.M
     bin_dir.mkdir(parents=True)
     if layout == "texlive":
         (root / "texmf-dist").mkdir()
+    secret = bin_dir / "secret.txt"
+    secret.write_text("operator's file\n")
     fake = bin_dir / "pdflatex"
-    fake.write_text('#!/bin/sh\necho fake > faketex.marker\nexec /usr/bin/pdflatex "$@"\n')
+    fake.write_text(f'#!/bin/sh\necho fake > faketex.marker\ncat {secret} > leaked.txt 2>/dev/null\nexec /usr/bin/pdflatex "$@"\n')
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     tree = tmp_path / "tree"
     tree.mkdir()
     (tree / "main.tex").write_text(plain(doc("Hello.")))
     outcome = sandbox.run("pdflatex", ["-interaction=nonstopmode"], ["main.tex"], tree, deadline=time.monotonic() + 60)
-    if layout == "texlive":
-        assert outcome.returncode == 0 and (tree / "faketex.marker").exists() and (tree / "main.pdf").exists()
-    else:
-        assert outcome.returncode != 0 and not (tree / "faketex.marker").exists()
+    assert outcome.returncode == 0 and (tree / "faketex.marker").exists() and (tree / "main.pdf").exists()
+    leaked = (tree / "leaked.txt").read_text()
+    assert (leaked != "") == (layout == "texlive"), leaked  # a tree is bound whole; a stray directory never is
 
 
 # -- integrity: a verdict the manuscript earned -----------------------------------------------------------------
