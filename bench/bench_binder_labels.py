@@ -76,10 +76,29 @@ def key(log: str, at: str) -> tuple[str, str]:
     return norm_log(log), norm_at(at)
 
 
+def in_folder(row: dict[str, Any], base: str) -> dict[str, Any]:
+    """Return a row of the product's output with its paths (relative to the root's directory `base`) made relative
+    to the paper's folder, as the labels write them: `section6.tex`, `../results/t.csv` -> `paper/section6.tex`,
+    `results/t.csv`."""
+    if not base:
+        return row
+    row = dict(row)
+    for name in ("file", "log"):
+        if isinstance(row.get(name), str):
+            row[name] = posixpath.normpath(posixpath.join(base, row[name]))
+    formula = row.get("formula")
+    if isinstance(formula, dict) and isinstance(formula.get("operands"), list):
+        row["formula"] = dict(formula, operands=[in_folder(o, base) if isinstance(o, dict) else o
+                                                 for o in formula["operands"]])  # fmt: skip
+    return row
+
+
 def bindings_by_number(text: str, root_name: str) -> dict[tuple[str, int, str], list[dict[str, Any]]]:
-    """Return the bindings file's rows by (file, line in the vendored file, token)."""
+    """Return the bindings file's rows by (file, line in the vendored file, token); paths as the labels write them."""
     out: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
+    base = posixpath.dirname(root_name)
     for row in json.loads(text).get("bindings", []):
+        row = in_folder(row, base)
         line = row["line"] - (1 if row["file"] == root_name else 0)
         out.setdefault((row["file"], line, row["token"]), []).append(row)
     return out
@@ -93,6 +112,7 @@ def reported(output: dict[str, Any], root_name: str) -> dict[tuple[str, int, str
             continue
         for item in items:
             if isinstance(item, dict) and {"file", "line", "token"} <= set(item):
+                item = in_folder(item, posixpath.dirname(root_name))
                 line = item["line"] - (1 if item["file"] == root_name else 0)
                 out[(item["file"], line, item["token"])] = name
     return out

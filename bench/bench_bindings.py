@@ -24,6 +24,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import posixpath
+import subprocess
 import random
 import shutil
 import sys
@@ -109,10 +111,19 @@ def measure(name: str, root: Path, sample: int, rng: random.Random) -> dict[str,
 
 
 def with_logs(source: Path, root: str, logs: list[str], scratch: Path) -> Path:
-    """Copy a paper into scratch with `% !patchwrite log = ...` added to its root (its bindings file left out)."""
+    """Copy a paper into scratch with `% !patchwrite log = ...` added to its root (its bindings file left out).
+
+    `logs` are relative to the paper's folder, as its labels write every path; the comment names them relative to
+    the root's directory (`../results/*.csv` for a root in `paper/`), and the copy is made a git work tree, as the
+    paper's repository is, so that a log above the root's directory lies inside the manuscript's repository.
+    """
     target = scratch
     shutil.copytree(source, target, ignore=shutil.ignore_patterns(".git", "*.pdf", "*.png", "*.bindings.json"))
     path = target / root
+    base = posixpath.dirname(root)
+    if base:
+        logs = [posixpath.relpath(log.strip(), base) for log in logs]
+        subprocess.run(["git", "init", "-q", str(target)], check=True)
     path.write_text(f"% !patchwrite log = {', '.join(logs)}\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
     return path
 
