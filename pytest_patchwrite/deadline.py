@@ -107,6 +107,7 @@ class within:  # noqa: N801 - used as `with within(seconds):`, as the function i
         self.thread = 0
         self._entered: FrameType | None = None
         self._stop = threading.Event()
+        self._armed, self._since = threading.Event(), 0.0
         self._watcher: threading.Thread | None = None
         owner, bound = self, seconds or 0.0
 
@@ -128,6 +129,9 @@ class within:  # noqa: N801 - used as `with within(seconds):`, as the function i
         self.fired = self.delivered = self.swallowed = self.done = False  # a bound entered again starts afresh
         self._entered = sys._getframe(1)
         self._stop = threading.Event()
+        # the watcher waits until `start` has returned: fired into `Thread.start` itself, the exception ends in
+        # threading's own cleanup (`del _limbo[self]`, a KeyError) instead of this bound's OutOfTime
+        self._armed, self._since = threading.Event(), time.monotonic()
         self._watcher = threading.Thread(target=self._watch, name="patchwrite-deadline", daemon=True)
         try:
             _hook_in()
@@ -138,6 +142,7 @@ class within:  # noqa: N801 - used as `with within(seconds):`, as the function i
                 stack[:] = [b for b in stack if not b.done and _on_stack(self.thread, b._entered)]
                 stack.append(self)
             self._watcher.start()
+            self._armed.set()
         except BaseException:
             self._close()  # an outer bound ran out while this one was being set up
             raise
@@ -145,7 +150,8 @@ class within:  # noqa: N801 - used as `with within(seconds):`, as the function i
 
     def _watch(self) -> None:
         """The bound's own thread: fire at the time, then again while the body runs on, until it ends."""
-        if self._stop.wait(self.seconds):
+        self._armed.wait()
+        if self._stop.wait(max(0.0, (self.seconds or 0.0) - (time.monotonic() - self._since))):
             return
         last = 0.0
         while True:
@@ -181,6 +187,7 @@ class within:  # noqa: N801 - used as `with within(seconds):`, as the function i
         with _lock:
             self.done = True
             self._stop.set()
+            self._armed.set()
             stack = _bounds.get(self.thread, [])
             if self in stack:
                 stack.remove(self)
