@@ -297,6 +297,10 @@ def test_an_oversized_or_foreign_bindings_file_is_bad_input_and_kept(tmp_path: P
     ledger.write_text(json.dumps(rows))
     negative = cli("bind", str(root))
     assert negative.returncode == 2 and "binding 1 has a bad anchor or line" in negative.stderr
+    rows["bindings"][0].update(line=1, transform="manual", reason="setting", value=None)  # tester5 F4: `: None`
+    ledger.write_text(json.dumps(rows))
+    unprinted = cli("check", str(root), "--no-cache")
+    assert unprinted.returncode == 2 and "binding 1 has a bad token or value" in unprinted.stderr, unprinted.stderr
     ledger.write_text("[1, 2]")
     refused = cli("bind", str(root), "--update")  # the advice it prints must be one that works
     assert refused.returncode == 2 and "not a bindings file" in refused.stderr

@@ -70,3 +70,16 @@ def test_a_spread_that_fits_no_deviation_of_the_group_binds_neither_number(tmp_p
     body = "Ours converges in $16.8 \\pm 2.9$\\,s (mean $\\pm$ s.d., five seeds).\n"
     rows = bind(paper(tmp_path, body, {"runs.csv": RUNS}))
     assert "16.8" not in rows and "2.9" not in rows  # 2.9 is neither deviation (3.36, 3.75) of the group's times
+
+
+def test_a_seed_rerun_logged_as_an_extreme_exponent_is_a_mismatch_and_ends(tmp_path: Path) -> None:
+    # tester5 F3: a log cell `1e-999999999` made statistics.pstdev build the exact ratio 1/10**999999999: `check`
+    # and `bind` never ended (the deadline cannot stop a big-integer operation); `1e999999999` must not trap either
+    body = "Ours converges in $16.8 \\pm 3.4$\\,s (mean $\\pm$ s.d., five independent seeds).\n"
+    root = paper(tmp_path, body, {"runs.csv": RUNS})
+    assert set(bind(root)) == {"16.8", "3.4"}
+    for cell in ("1e-999999999", "1e999999999"):
+        edit(root.parent / "runs.csv", "12.364562749862671", cell)
+        code, found = check(root)
+        assert code == 1 and {("binding_mismatch", "16.8"), ("binding_mismatch", "3.4")} <= set(found), found
+        edit(root.parent / "runs.csv", cell, "12.364562749862671")

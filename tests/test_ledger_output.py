@@ -77,3 +77,17 @@ def test_a_cited_number_a_log_holds_is_not_said_to_fit_no_entry(tmp_path: Path) 
     assert cited.startswith("main.tex:6: warning: cited_number 77.3\\% is held by other.json unrelated.p_hi = "
                             "0.7731, but its sentence cites lee2019"), cited  # fmt: skip
     assert "fits no log entry" not in cited
+
+
+def test_a_bound_count_whose_log_value_grows_huge_is_a_mismatch_not_a_crash(tmp_path: Path) -> None:
+    # tester5 F1: a log value of 4e31 for a bound `40` was an internal error (decimal.InvalidOperation, exit 3):
+    # the expected form was quantized in a context sized by the value's digits (one), not by its magnitude
+    body = "The standard method needs 40 iterations and 195 cuts.\n"
+    root = logged_paper(tmp_path, body, {"results.json": {"standard": {"iterations": 40, "cuts": 195}}})
+    assert cli("bind", "main.tex", cwd=tmp_path).returncode == 0
+    (tmp_path / "results.json").write_text('{"standard": {"iterations": 4e31, "cuts": 195}}')
+    (found,) = [f for f in findings(root) if "binding_mismatch" in f]
+    assert "results.json standard.iterations = 4e31, which prints as 40000000000000000000000000000000;" in found, found
+    (tmp_path / "results.json").write_text('{"standard": {"iterations": 1e999999999, "cuts": 195}}')  # decimal.Overflow
+    (found,) = [f for f in findings(root) if "binding_mismatch" in f]
+    assert "standard.iterations = 1e999999999, which prints as 1E+999999999;" in found, found

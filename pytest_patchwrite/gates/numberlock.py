@@ -24,6 +24,8 @@ from ..numbers.derived import describe
 from .binding import Reconciled
 
 _NUMERAL = re.compile(r"\d(?:[\d,]|\{,\}|\\,)*(?:\.\d+)?")
+#: digits a value is written out to in the number's own form; beyond, it is shown as the log writes it
+_LONGEST_SHOWN = 60
 #: entries named per finding at most
 NAMED_ENTRIES = 3
 
@@ -34,8 +36,10 @@ def format_as(value: Decimal, token: str) -> str:
     if m is None:
         return str(value)
     places = len(m.group(0).split(".", 1)[1]) if "." in m.group(0) else 0
+    if not value.is_finite() or value.adjusted() + places > _LONGEST_SHOWN:  # 1e999999999: as the log writes it
+        return str(value)
     with localcontext() as ctx:
-        ctx.prec = max(28, len(value.as_tuple().digits) + places + 2)
+        ctx.prec = max(28, value.adjusted() + places + 3)  # by magnitude: 4E+31 has one digit and 32 places
         shown = str(abs(value).quantize(Decimal(1).scaleb(-places)))
     signed = value < 0 and "-" not in token[: m.start()] and "−" not in token[: m.start()]
     separator = next((s for s in ("{,}", "\\,", ",") if s in m.group(0)), None)

@@ -167,6 +167,8 @@ def _row(row: Any, number: int, path: Path, base: Path) -> FileBinding:
     line = row["line"]
     if not isinstance(anchor, dict) or not isinstance(line, int) or isinstance(line, bool) or line < 1:
         raise _problem(path, f"binding {number} has a bad anchor or line")
+    if not isinstance(row["token"], str) or not isinstance(row["value"], str):
+        raise _problem(path, f"binding {number} has a bad token or value")  # a null was shown as `None`
     transform = str(row["transform"])
     if transform not in TRANSFORMS and not transform.startswith("scale:1e"):
         raise _problem(path, f"binding {number} has an unknown transform {transform!r}")

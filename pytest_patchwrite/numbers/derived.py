@@ -15,7 +15,7 @@ import math
 import re
 import statistics
 from collections.abc import Callable
-from decimal import Decimal, DivisionByZero, InvalidOperation, localcontext
+from decimal import Decimal, DivisionByZero, InvalidOperation, Overflow, localcontext
 
 from .binder import Bound, Candidate, EntryIndex, Occurrence, apply, col_key, holds, name_words, similar, transforms
 from .chance import BOUND, Chance
@@ -106,11 +106,27 @@ def aggregate(op: str, values: list[Decimal]) -> Decimal | None:
             return max(values)
         if op == "total":
             return sum(values, Decimal(0))
-        if op == "std" and len(values) >= 2:
-            return statistics.stdev(values)
-        if op == "pstd" and len(values) >= 2:
-            return statistics.pstdev(values)
+        if op in ("std", "pstd") and len(values) >= 2:
+            return _deviation(values, sample=op == "std")
     return None
+
+
+def _deviation(values: list[Decimal], *, sample: bool) -> Decimal | None:
+    """Return the standard deviation in decimal arithmetic of 60 digits (None when it overflows).
+
+    Not `statistics.stdev`: its exact ratios of a cell such as `1e-999999999` are integers of a billion digits, an
+    operation no deadline stops."""
+    with localcontext() as ctx:
+        ctx.prec = 60
+        try:
+            mean = sum(values, Decimal(0)) / len(values)
+            squares = sum(((v - mean) ** 2 for v in values), Decimal(0))
+            deviation = (squares / (len(values) - 1 if sample else len(values))).sqrt()
+        except (InvalidOperation, Overflow):
+            return None
+    with localcontext() as ctx:
+        ctx.prec = 28
+        return +deviation
 
 
 def formula_values(formula: dict[str, object], lookup: Callable[[str, str, str], Decimal | None]) -> list[Decimal]:
