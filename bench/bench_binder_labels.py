@@ -85,7 +85,7 @@ def in_folder(row: dict[str, Any], base: str) -> dict[str, Any]:
     row = dict(row)
     for name in ("file", "log"):
         if isinstance(row.get(name), str):
-            row[name] = posixpath.normpath(posixpath.join(base, row[name]))
+            row[name] = norm_log(posixpath.join(base, row[name]))
     formula = row.get("formula")
     if isinstance(formula, dict) and isinstance(formula.get("operands"), list):
         row["formula"] = dict(formula, operands=[in_folder(o, base) if isinstance(o, dict) else o
@@ -107,12 +107,13 @@ def bindings_by_number(text: str, root_name: str) -> dict[tuple[str, int, str], 
 def reported(output: dict[str, Any], root_name: str) -> dict[tuple[str, int, str], str]:
     """Return which list of `bind --json` (other than bindings) names each number: unattested, ambiguous, ..."""
     out = {}
+    base = posixpath.dirname(root_name)
     for name, items in output.items():
         if name == "bindings" or not isinstance(items, list):
             continue
         for item in items:
             if isinstance(item, dict) and {"file", "line", "token"} <= set(item):
-                item = in_folder(item, posixpath.dirname(root_name))
+                item = in_folder(item, base)
                 line = item["line"] - (1 if item["file"] == root_name else 0)
                 out[(item["file"], line, item["token"])] = name
     return out

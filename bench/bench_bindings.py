@@ -25,9 +25,9 @@ import argparse
 import json
 import os
 import posixpath
-import subprocess
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 import time

@@ -638,7 +638,8 @@ def test_tex_live_outside_usr(layout: str, tmp_path: Path, monkeypatch: pytest.M
     secret = bin_dir / "secret.txt"
     secret.write_text("operator's file\n")
     fake = bin_dir / "pdflatex"
-    fake.write_text(f'#!/bin/sh\necho fake > faketex.marker\ncat {secret} > leaked.txt 2>/dev/null\nexec /usr/bin/pdflatex "$@"\n')
+    script = f"echo fake > faketex.marker\ncat {secret} > leaked.txt 2>/dev/null\nexec /usr/bin/pdflatex \"$@\"\n"
+    fake.write_text("#!/bin/sh\n" + script)
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     tree = tmp_path / "tree"
